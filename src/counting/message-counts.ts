@@ -1,0 +1,149 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { describeValue, TokenCounterError } from "../errors";
+import { approximateTokenCounter } from "./approximate";
+import type { TokenCountCache } from "./cache";
+import type { TokenCounterLike } from "./types";
+
+/** A counter reduced to "count one message", with the object its cache entries are keyed by. */
+export interface MessageCounter {
+  key: object;
+  label: string;
+  countOne(message: BaseMessage): number | Promise<number>;
+}
+
+/**
+ * Accepts what `trimMessages` accepts: a counter function, or a model with
+ * `getNumTokens` (which, like `trimMessages`, is given the message content).
+ */
+export function resolveTokenCounter(counter: TokenCounterLike | undefined, optionName = "tokenCounter"): MessageCounter {
+  const chosen = counter ?? approximateTokenCounter;
+  if (typeof chosen === "function") {
+    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]) };
+  }
+  if (typeof chosen === "object" && chosen !== null && typeof chosen.getNumTokens === "function") {
+    return {
+      key: chosen,
+      label: `${describeValue(chosen)}.getNumTokens`,
+      countOne: (message) => chosen.getNumTokens(message.content),
+    };
+  }
+  throw new TypeError(
+    `\`${optionName}\` must be a function (messages) => number or an object with getNumTokens(), got ${describeValue(chosen)}`,
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+/** Thrown inside a synchronous pass when the counter turned out to be asynchronous. */
+export class AsyncCountNeeded {}
+const ASYNC_COUNT_NEEDED = new AsyncCountNeeded();
+
+/**
+ * The token counts of one list during one compaction. Each message is
+ * counted at most once, lazily, on first need, and looked up in (and written
+ * to) the shared cache, so work is in proportion to what the selection reads.
+ *
+ * Synchronous counters are called synchronously; the first promise a counter
+ * returns aborts the pass with {@link AsyncCountNeeded}, after which the caller
+ * awaits {@link countAll} and runs the pass again with every count known.
+ */
+export class MessageCounts {
+  private readonly counts: Float64Array;
+  private readonly pending = new Map<number, Promise<unknown>>();
+
+  constructor(
+    private readonly messages: readonly BaseMessage[],
+    private readonly counter: MessageCounter,
+    private readonly cache: TokenCountCache | null,
+  ) {
+    this.counts = new Float64Array(messages.length).fill(Number.NaN);
+  }
+
+  /** The tokens of message `index`, counting it now if needed. */
+  of(index: number): number {
+    const known = this.counts[index]!;
+    if (!Number.isNaN(known)) return known;
+    const message = this.messages[index]!;
+    const cached = this.cache?.get(this.counter.key, message);
+    if (cached !== undefined) return (this.counts[index] = cached);
+    const result = this.call(index);
+    if (isThenable(result)) {
+      const promise = Promise.resolve(result);
+      promise.catch(() => undefined); // awaited (and its error reported) by countAll
+      this.pending.set(index, promise);
+      throw ASYNC_COUNT_NEEDED;
+    }
+    return this.accept(index, result);
+  }
+
+  /** The sum over `indices`. */
+  sum(indices: readonly number[]): number {
+    let total = 0;
+    for (const index of indices) total += this.of(index);
+    return total;
+  }
+
+  /** Counts every message not yet counted, awaiting an asynchronous counter (calls run concurrently). */
+  async countAll(): Promise<void> {
+    const work: Promise<void>[] = [];
+    for (let index = 0; index < this.messages.length; index += 1) {
+      if (!Number.isNaN(this.counts[index]!)) continue;
+      const message = this.messages[index]!;
+      const cached = this.cache?.get(this.counter.key, message);
+      if (cached !== undefined) {
+        this.counts[index] = cached;
+        continue;
+      }
+      const started = this.pending.get(index) ?? this.call(index);
+      if (!isThenable(started)) {
+        this.accept(index, started);
+        continue;
+      }
+      work.push(
+        Promise.resolve(started).then(
+          (value) => void this.accept(index, value),
+          (error: unknown) => {
+            throw this.wrapThrown(index, error);
+          },
+        ),
+      );
+    }
+    this.pending.clear();
+    await Promise.all(work);
+  }
+
+  private call(index: number): unknown {
+    try {
+      return this.counter.countOne(this.messages[index]!);
+    } catch (error) {
+      throw this.wrapThrown(index, error);
+    }
+  }
+
+  private wrapThrown(index: number, error: unknown): Error {
+    if (error instanceof TokenCounterError) return error;
+    const reason = error instanceof Error ? error.message : describeValue(error);
+    return new TokenCounterError(
+      `${this.counter.label} threw while counting the message at index ${index} (${this.messages[index]!.type}): ${reason}`,
+      index,
+      { cause: error },
+    );
+  }
+
+  private accept(index: number, value: unknown): number {
+    const where = `for the message at index ${index} (${this.messages[index]!.type})`;
+    if (typeof value !== "number") {
+      throw new TypeError(`${this.counter.label} returned ${describeValue(value)} ${where}; a token count must be a number`);
+    }
+    if (!Number.isFinite(value) || value < 0) {
+      throw new RangeError(
+        `${this.counter.label} returned ${describeValue(value)} ${where}; a token count must be a finite number of at least 0`,
+      );
+    }
+    this.counts[index] = value;
+    this.cache?.set(this.counter.key, this.messages[index]!, value);
+    return value;
+  }
+}

@@ -1,0 +1,63 @@
+import { BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { isHuman } from "./roles";
+
+/** The default omission note. `{num_removed}` is replaced by the number of messages removed. */
+export const DEFAULT_OMISSION_NOTE =
+  "[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]";
+
+/** Metadata carried by every compaction note, under `response_metadata.compaction`. */
+export interface CompactionNoteMetadata {
+  strategy: "sliding_window";
+  /** Messages removed from the conversation so far, including those folded in from earlier notes. */
+  removed_messages: number;
+  /** Messages kept by the compaction that wrote this note (the note itself not included). */
+  kept_messages: number;
+}
+
+/**
+ * Where the metadata lives. `response_metadata` is stored by `toDict()` /
+ * `mapChatMessagesToStoredMessages` and by LangGraph's serializer, and no
+ * provider integration sends it back to the model (`additional_kwargs` may be
+ * spread into requests by some of them).
+ */
+const METADATA_KEY = "compaction";
+
+function metadataOf(message: BaseMessage): CompactionNoteMetadata | undefined {
+  const meta = (message.response_metadata as Record<string, unknown> | undefined)?.[METADATA_KEY];
+  if (typeof meta !== "object" || meta === null) return undefined;
+  const candidate = meta as Partial<CompactionNoteMetadata>;
+  if (candidate.strategy !== "sliding_window") return undefined;
+  return candidate as CompactionNoteMetadata;
+}
+
+/**
+ * Whether `message` is an omission note written by this library. Decided by
+ * the note's metadata, never by its text: a user who types "[3 earlier
+ * messages were removed ...]" is still the user.
+ */
+export function isCompactionNote(message: unknown): message is HumanMessage {
+  return BaseMessage.isInstance(message) && isHuman(message) && metadataOf(message) !== undefined;
+}
+
+/** The metadata of a compaction note, or `undefined` for any other message. */
+export function compactionNoteMetadata(message: BaseMessage): CompactionNoteMetadata | undefined {
+  return isHuman(message) ? metadataOf(message) : undefined;
+}
+
+/** Replaces every `{num_removed}`; other braces are left exactly as written. */
+export function renderOmissionNote(template: string, numRemoved: number): string {
+  return template.split("{num_removed}").join(String(numRemoved));
+}
+
+/** Builds the note that stands in for the removed messages. */
+export function createCompactionNote(template: string, removed: number, kept: number): HumanMessage {
+  const compaction: CompactionNoteMetadata = {
+    strategy: "sliding_window",
+    removed_messages: removed,
+    kept_messages: kept,
+  };
+  return new HumanMessage({
+    content: renderOmissionNote(template, removed),
+    response_metadata: { [METADATA_KEY]: compaction },
+  });
+}
