@@ -26,3 +26,22 @@ export { TokenCounterError } from "./errors";
 
 export { CompactionHook } from "./compactors/compaction-hook";
 export type { CompactionHookOptions, RequestOverhead, ToolLike } from "./compactors/compaction-hook";
+
+export { compactMessages, COMPACT_MESSAGES_RUN_NAME } from "./integrations/runnable";
+export type { CompactMessagesOptions } from "./integrations/runnable";
+
+// The LangGraph node needs no LangGraph import; its state annotations live in `langchain-compaction/langgraph`.
+export { createCompactionNode, COMPACTION_VIEW_KEY } from "./integrations/compaction-node";
+export type { CompactionNode, CompactionNodeOptions, CompactionNodeState, CompactionNodeUpdate } from "./integrations/compaction-node";
+export { applyCompactionView } from "./integrations/view-window";
+export type { CompactionView } from "./integrations/view-window";
+
+export { CompactingChatMessageHistory } from "./integrations/history";
+export type {
+  CompactingChatMessageHistoryOptions,
+  EvictionCallback,
+  MessageRewrite,
+  WrappableChatMessageHistory,
+} from "./integrations/history";
+export { redisListRewrite } from "./integrations/redis-rewrite";
+export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/redis-rewrite";

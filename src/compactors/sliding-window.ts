@@ -70,7 +70,7 @@ export class SlidingWindowCompactor {
   readonly cache: TokenCountCache | null;
 
   constructor(options: SlidingWindowCompactorOptions = {}) {
-    if (typeof options !== "object" || options === null) {
+    if (typeof options !== "object" || options === null || Array.isArray(options)) {
       throw new TypeError(`SlidingWindowCompactor options must be an object, got ${describeValue(options)}`);
     }
     const { minKeepSteps = 1, omissionNote = DEFAULT_OMISSION_NOTE, cache = sharedTokenCountCache } = options;

@@ -22,12 +22,27 @@ export interface CompactionNoteMetadata {
  */
 const METADATA_KEY = "compaction";
 
+/**
+ * A stored count as a whole number: stores may hand numbers back as strings
+ * or lose them, and a folded note must never turn the new count into `NaN`
+ * or a concatenated string. What cannot be read counts as 0.
+ */
+function storedCount(value: unknown): number {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+  if (typeof value === "string" && /^\d{1,15}$/.test(value)) return Number(value);
+  return 0;
+}
+
 function metadataOf(message: BaseMessage): CompactionNoteMetadata | undefined {
   const meta = (message.response_metadata as Record<string, unknown> | undefined)?.[METADATA_KEY];
   if (typeof meta !== "object" || meta === null) return undefined;
-  const candidate = meta as Partial<CompactionNoteMetadata>;
+  const candidate = meta as Record<string, unknown>;
   if (candidate.strategy !== "sliding_window") return undefined;
-  return candidate as CompactionNoteMetadata;
+  return {
+    strategy: "sliding_window",
+    removed_messages: storedCount(candidate.removed_messages),
+    kept_messages: storedCount(candidate.kept_messages),
+  };
 }
 
 /**
@@ -39,7 +54,10 @@ export function isCompactionNote(message: unknown): message is HumanMessage {
   return BaseMessage.isInstance(message) && isHuman(message) && metadataOf(message) !== undefined;
 }
 
-/** The metadata of a compaction note, or `undefined` for any other message. */
+/**
+ * The metadata of a compaction note, or `undefined` for any other message.
+ * Counts are read defensively (see `storedCount`): a fresh object, never the message's own.
+ */
 export function compactionNoteMetadata(message: BaseMessage): CompactionNoteMetadata | undefined {
   return isHuman(message) ? metadataOf(message) : undefined;
 }

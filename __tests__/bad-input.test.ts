@@ -1,0 +1,460 @@
+/**
+ * Every bad value in the public core API (issue 6): a `TypeError` or
+ * `RangeError` (or `TokenCounterError` for a counter that throws) whose
+ * message names the bad value, raised before anything is changed: the input
+ * list and its messages are deep-equal to before, and no bad count reaches a
+ * cache.
+ */
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import {
+  approximateTokenCounter,
+  CompactionHook,
+  SlidingWindowCompactor,
+  tiktokenCounter,
+  TokenCountCache,
+  TokenCounterError,
+} from "../src";
+import type { CompactionHookOptions, SlidingWindowCompactorOptions, TiktokenEncodingName, TokenCounter, TokenCounterLike } from "../src";
+import { snapshotMessages } from "./support/conversations";
+
+/** A conversation that needs compacting at small targets: history, a task, and two steps. */
+function conversation(): BaseMessage[] {
+  return [
+    new SystemMessage("You are a helpful agent."),
+    new HumanMessage("first question, with some words in it"),
+    new AIMessage("first answer, with some words in it"),
+    new HumanMessage("the task: look up the weather"),
+    new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "weather", args: { city: "Oslo" }, type: "tool_call" }] }),
+    new ToolMessage({ tool_call_id: "c1", content: "rain, 8 C" }),
+    new AIMessage({ content: "", tool_calls: [{ id: "c2", name: "weather", args: { city: "Riga" }, type: "tool_call" }] }),
+    new ToolMessage({ tool_call_id: "c2", content: "sun, 18 C" }),
+  ];
+}
+
+/** Runs `act`, expects it to reject with `type` and a message containing every `fragment`, and the input untouched. */
+async function expectRejects(
+  messages: BaseMessage[],
+  act: () => Promise<unknown>,
+  type: new (...args: never[]) => Error,
+  ...fragments: string[]
+): Promise<Error> {
+  const elements = [...messages];
+  const before = snapshotMessages(messages);
+  let caught: unknown;
+  try {
+    await act();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(type);
+  for (const fragment of fragments) expect((caught as Error).message).toContain(fragment);
+  expect(messages).toHaveLength(elements.length);
+  messages.forEach((m, i) => expect(m).toBe(elements[i]));
+  expect(snapshotMessages(messages)).toStrictEqual(before);
+  return caught as Error;
+}
+
+function expectThrows(act: () => unknown, type: new (...args: never[]) => Error, ...fragments: string[]): void {
+  let caught: unknown;
+  try {
+    act();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(type);
+  for (const fragment of fragments) expect((caught as Error).message).toContain(fragment);
+}
+
+describe("SlidingWindowCompactor options", () => {
+  test.each<[unknown, string]>([
+    [null, "null"],
+    ["fast", '"fast"'],
+    [3, "3"],
+    [[], "an array of 0"],
+    [() => 1, "function"],
+  ])("options %p: TypeError naming it", (options, shown) => {
+    expectThrows(() => new SlidingWindowCompactor(options as SlidingWindowCompactorOptions), TypeError, "options must be an object", shown);
+  });
+
+  test.each<[unknown, string]>([
+    [-1, "-1"],
+    [1.5, "1.5"],
+    [Number.NaN, "NaN"],
+    [Number.POSITIVE_INFINITY, "Infinity"],
+    ["2", '"2"'],
+    [null, "null"],
+    [true, "true"],
+  ])("minKeepSteps %p: RangeError naming it", (minKeepSteps, shown) => {
+    expectThrows(() => new SlidingWindowCompactor({ minKeepSteps: minKeepSteps as number }), RangeError, "`minKeepSteps`", `got ${shown}`);
+  });
+
+  test.each<[unknown, string]>([
+    [42, "42"],
+    [{ text: "x" }, "an object"],
+    [["a"], "an array of 1"],
+    [false, "false"],
+  ])("omissionNote %p: TypeError naming it", (omissionNote, shown) => {
+    expectThrows(() => new SlidingWindowCompactor({ omissionNote: omissionNote as string }), TypeError, "`omissionNote`", `got ${shown}`);
+  });
+
+  test.each<[unknown, string]>([
+    [new Map(), "a Map"],
+    [{}, "an object"],
+    ["shared", '"shared"'],
+    [new WeakMap(), "a WeakMap"],
+  ])("cache %p: TypeError naming it", (cache, shown) => {
+    expectThrows(() => new SlidingWindowCompactor({ cache: cache as TokenCountCache }), TypeError, "`cache`", `got ${shown}`);
+  });
+
+  test("lazy counting: compact does not call the counter on history its rules never read", async () => {
+    const messages = conversation();
+    let badCalls = 0;
+    const counter: TokenCounter = (list) => {
+      if (list.some((m) => m.type === "tool" && m.content === "rain, 8 C")) badCalls += 1;
+      return approximateTokenCounter(list);
+    };
+    // Target 0: the newest step already exceeds it, so the older step is never counted.
+    await new SlidingWindowCompactor({ cache: null }).compact(messages, 0, counter);
+    expect(badCalls).toBe(0);
+  });
+
+  test("undefined fields take their defaults; null and empty note disable the note", () => {
+    const compactor = new SlidingWindowCompactor({ minKeepSteps: undefined, omissionNote: undefined, cache: undefined });
+    expect(compactor.minKeepSteps).toBe(1);
+    expect(typeof compactor.omissionNote).toBe("string");
+    expect(new SlidingWindowCompactor({ omissionNote: "" }).omissionNote).toBeNull();
+    expect(new SlidingWindowCompactor({ cache: null }).cache).toBeNull();
+  });
+});
+
+describe("compact and compactWithReport arguments", () => {
+  const methods = ["compact", "compactWithReport"] as const;
+
+  test.each(methods)("%s: messages not an array is a TypeError naming the value", async (method) => {
+    const compactor = new SlidingWindowCompactor();
+    const cases: [unknown, string][] = [
+      ["hello", '"hello"'],
+      [null, "null"],
+      [undefined, "undefined"],
+      [{ length: 1, 0: new HumanMessage("hi") }, "an object"],
+      [new HumanMessage("one message"), "a HumanMessage"],
+      [new Set([new HumanMessage("hi")]), "a Set"],
+    ];
+    for (const [value, shown] of cases) {
+      await expectRejects([], () => compactor[method](value as BaseMessage[], 10), TypeError, "`messages`", `got ${shown}`);
+    }
+  });
+
+  test.each(methods)("%s: an element that is not a BaseMessage is a TypeError naming its index and value", async (method) => {
+    const bad: [unknown, string][] = [
+      [null, "null"],
+      [undefined, "undefined"],
+      ["hi", '"hi"'],
+      [7, "7"],
+      [{ role: "user", content: "hi" }, "an object"],
+      [{ type: "human", content: "hi", lc_serializable: true }, "an object"],
+      [[new HumanMessage("nested")], "an array of 1"],
+    ];
+    const compactor = new SlidingWindowCompactor();
+    for (const [value, shown] of bad) {
+      for (const index of [0, 3, 8]) {
+        const messages = conversation();
+        messages.splice(index, 0, value as BaseMessage);
+        const counted: BaseMessage[] = [];
+        const spy: TokenCounter = (list) => {
+          counted.push(...list);
+          return approximateTokenCounter(list);
+        };
+        await expectRejects(messages, () => compactor[method](messages, 0, spy), TypeError, `\`messages[${index}]\``, `got ${shown}`);
+        // Rejected before a single message was counted.
+        expect(counted).toEqual([]);
+      }
+    }
+  });
+
+  test.each(methods)("%s: a bad targetTokens is a RangeError naming it, before any counting", async (method) => {
+    const bad: [unknown, string][] = [
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      [Number.NEGATIVE_INFINITY, "-Infinity"],
+      [-1, "-1"],
+      [-0.5, "-0.5"],
+      ["100", '"100"'],
+      [null, "null"],
+      [undefined, "undefined"],
+      [10n, "10"],
+    ];
+    for (const [target, shown] of bad) {
+      const messages = conversation();
+      let calls = 0;
+      const spy: TokenCounter = (list) => {
+        calls += 1;
+        return approximateTokenCounter(list);
+      };
+      await expectRejects(messages, () => new SlidingWindowCompactor()[method](messages, target as number, spy), RangeError, "`targetTokens`", `got ${shown}`);
+      expect(calls).toBe(0);
+    }
+  });
+
+  test.each(methods)("%s: a tokenCounter that is neither a function nor a model is a TypeError naming it", async (method) => {
+    const bad: [unknown, string][] = [
+      ["tiktoken", '"tiktoken"'],
+      [{}, "an object"],
+      [{ getNumTokens: 5 }, "an object"],
+      [42, "42"],
+      [true, "true"],
+    ];
+    for (const [counter, shown] of bad) {
+      const messages = conversation();
+      await expectRejects(messages, () => new SlidingWindowCompactor()[method](messages, 10, counter as TokenCounterLike), TypeError, "`tokenCounter`", `got ${shown}`);
+    }
+  });
+});
+
+describe("counters that fail", () => {
+  const BAD_INDEX = 5; // the first tool result
+  const isBad = (message: BaseMessage) => message.type === "tool" && message.content === "rain, 8 C";
+  /**
+   * `compact` counts only what its rules read: at a target the list fits,
+   * that is every message. `compactWithReport` counts every message anyway.
+   */
+  const readsAll = (method: "compact" | "compactWithReport") => (method === "compact" ? Number.MAX_SAFE_INTEGER : 0);
+
+  test.each(["compact", "compactWithReport"] as const)("%s: a counter that throws gives a TokenCounterError with the index and the cause", async (method) => {
+    const cause = new Error("tokenizer exploded");
+    const counter: TokenCounter = (list) => {
+      if (list.some(isBad)) throw cause;
+      return approximateTokenCounter(list);
+    };
+    const messages = conversation();
+    const cache = new TokenCountCache();
+    const error = await expectRejects(messages, () => new SlidingWindowCompactor({ cache })[method](messages, readsAll(method), counter), TokenCounterError, `index ${BAD_INDEX}`, "tokenizer exploded");
+    expect((error as TokenCounterError).index).toBe(BAD_INDEX);
+    expect(error.cause).toBe(cause);
+    expect(cache.get(counter, messages[BAD_INDEX]!)).toBeUndefined();
+  });
+
+  test("a counter that throws a non-Error value is wrapped too, naming the value", async () => {
+    const counter: TokenCounter = (list) => {
+      if (list.some(isBad)) throw "no tokens today";
+      return approximateTokenCounter(list);
+    };
+    const messages = conversation();
+    const error = await expectRejects(messages, () => new SlidingWindowCompactor().compactWithReport(messages, 0, counter), TokenCounterError, '"no tokens today"');
+    expect(error.cause).toBe("no tokens today");
+  });
+
+  test("an async counter that rejects gives a TokenCounterError with the index and the cause", async () => {
+    const cause = new Error("remote tokenizer down");
+    const counter: TokenCounter = async (list) => {
+      if (list.some(isBad)) throw cause;
+      return approximateTokenCounter(list);
+    };
+    const messages = conversation();
+    for (const method of ["compact", "compactWithReport"] as const) {
+      const error = await expectRejects(messages, () => new SlidingWindowCompactor({ cache: null })[method](messages, readsAll(method), counter), TokenCounterError, `index ${BAD_INDEX}`, "remote tokenizer down");
+      expect((error as TokenCounterError).index).toBe(BAD_INDEX);
+      expect(error.cause).toBe(cause);
+    }
+  });
+
+  test("a model whose getNumTokens throws is wrapped, naming the model", async () => {
+    const model = {
+      getNumTokens(content: unknown): number {
+        if (content === "rain, 8 C") throw new RangeError("bad content");
+        return 3;
+      },
+    };
+    const messages = conversation();
+    const error = await expectRejects(messages, () => new SlidingWindowCompactor().compactWithReport(messages, 0, model), TokenCounterError, "getNumTokens", `index ${BAD_INDEX}`);
+    expect(error.cause).toBeInstanceOf(RangeError);
+  });
+
+  test.each<[unknown, new (...args: never[]) => Error, string]>([
+    [Number.NaN, RangeError, "NaN"],
+    [-1, RangeError, "-1"],
+    [Number.POSITIVE_INFINITY, RangeError, "Infinity"],
+    ["5", TypeError, '"5"'],
+    [undefined, TypeError, "undefined"],
+    [null, TypeError, "null"],
+    [{ tokens: 5 }, TypeError, "an object"],
+  ])("a counter returning %p: %p naming the value and the message, nothing cached", async (value, type, shown) => {
+    const counter = ((list: BaseMessage[]) => (list.some(isBad) ? value : approximateTokenCounter(list))) as TokenCounter;
+    const asyncCounter = (async (list: BaseMessage[]) => counter(list)) as TokenCounter;
+    const model = { getNumTokens: (content: unknown) => (content === "rain, 8 C" ? value : 2) } as TokenCounterLike;
+    for (const candidate of [counter, asyncCounter, model]) {
+      for (const method of ["compact", "compactWithReport"] as const) {
+        const messages = conversation();
+        const cache = new TokenCountCache();
+        await expectRejects(messages, () => new SlidingWindowCompactor({ cache })[method](messages, readsAll(method), candidate), type, `returned ${shown}`, `index ${BAD_INDEX}`);
+        expect(cache.get(candidate as object, messages[BAD_INDEX]!)).toBeUndefined();
+        // The same compactor and cache work normally afterwards.
+        const report = await new SlidingWindowCompactor({ cache }).compactWithReport(messages, 0);
+        expect(report.messages).not.toBeNull();
+      }
+    }
+  });
+});
+
+describe("tiktokenCounter", () => {
+  test.each<[unknown, string]>([
+    ["gpt2", '"gpt2"'],
+    ["", '""'],
+    ["O200K_BASE", '"O200K_BASE"'],
+    ["p50k_base", '"p50k_base"'],
+    [42, "42"],
+    [null, "null"],
+  ])("encoding %p: RangeError naming it", (encoding, shown) => {
+    expectThrows(() => tiktokenCounter(encoding as TiktokenEncodingName), RangeError, "encoding", `got ${shown}`);
+  });
+
+  test("the default and both shipped encodings work", () => {
+    expect(tiktokenCounter()).toBe(tiktokenCounter("o200k_base"));
+    expect(tiktokenCounter("cl100k_base")([new HumanMessage("hello world")])).toBeGreaterThan(4);
+  });
+});
+
+describe("CompactionHook options", () => {
+  test.each<[unknown, string]>([
+    [undefined, "undefined"],
+    [null, "null"],
+    ["8000", '"8000"'],
+    [8000, "8000"],
+  ])("options %p: TypeError naming it", (options, shown) => {
+    expectThrows(() => new CompactionHook(options as CompactionHookOptions), TypeError, "options must be an object", `got ${shown}`);
+  });
+
+  test.each<[unknown, string]>([
+    [0, "0"],
+    [-1, "-1"],
+    [1.5, "1.5"],
+    [Number.NaN, "NaN"],
+    [Number.POSITIVE_INFINITY, "Infinity"],
+    ["8000", '"8000"'],
+    [undefined, "undefined"],
+  ])("contextWindow %p: RangeError naming it", (contextWindow, shown) => {
+    expectThrows(() => new CompactionHook({ contextWindow: contextWindow as number }), RangeError, "`contextWindow`", `got ${shown}`);
+  });
+
+  test.each(["compactAt", "compactTo"] as const)("%s outside (0, 1]: RangeError naming it", (name) => {
+    for (const [value, shown] of [
+      [0, "0"],
+      [-0.1, "-0.1"],
+      [1.01, "1.01"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      ["0.5", '"0.5"'],
+      [null, "null"],
+    ] as [unknown, string][]) {
+      // The other fraction is set so that only `name` is wrong.
+      const options = name === "compactAt" ? { compactTo: 0.01, compactAt: value } : { compactAt: 1, compactTo: value };
+      expectThrows(() => new CompactionHook({ contextWindow: 1000, ...(options as object) }), RangeError, `\`${name}\``, "(0, 1]", `got ${shown}`);
+    }
+  });
+
+  test.each([
+    [0.5, 0.5],
+    [0.5, 0.9],
+    [0.3, 0.4],
+    [1, 1],
+  ])("compactAt %p with compactTo %p: RangeError explaining that it would compact every step", (compactAt, compactTo) => {
+    expectThrows(
+      () => new CompactionHook({ contextWindow: 1000, compactAt, compactTo }),
+      RangeError,
+      `\`compactTo\` (${compactTo}) must be below \`compactAt\` (${compactAt})`,
+      "would compact on every step",
+    );
+  });
+
+  test("a compactor or tokenCounter of the wrong type: TypeError naming it", () => {
+    expectThrows(() => new CompactionHook({ contextWindow: 100, compactor: {} as SlidingWindowCompactor }), TypeError, "`compactor`", "got an object");
+    expectThrows(() => new CompactionHook({ contextWindow: 100, tokenCounter: "tiktoken" as unknown as TokenCounter }), TypeError, "`tokenCounter`", '"tiktoken"');
+  });
+});
+
+describe("CompactionHook methods", () => {
+  const hook = () => new CompactionHook({ contextWindow: 200, compactAt: 0.5, compactTo: 0.25 });
+
+  test.each<[unknown, string]>([
+    [-1, "-1"],
+    [Number.NaN, "NaN"],
+    [Number.POSITIVE_INFINITY, "Infinity"],
+    ["5", '"5"'],
+  ])("overhead tokens %p: RangeError naming it in targetTokens, estimateTokens, shouldCompact", async (overhead, shown) => {
+    expectThrows(() => hook().targetTokens(overhead as number), RangeError, "`overheadTokens`", `got ${shown}`);
+    const messages = conversation();
+    await expectRejects(messages, () => hook().estimateTokens(messages, overhead as number), RangeError, "`overheadTokens`", `got ${shown}`);
+    await expectRejects(messages, () => hook().shouldCompact(messages, overhead as number), RangeError, "`overheadTokens`", `got ${shown}`);
+  });
+
+  test.each<[unknown, string]>([
+    [-1, "-1"],
+    [Number.NaN, "NaN"],
+    ["5", '"5"'],
+  ])("extraTokens %p: RangeError naming it in overheadTokens and run", async (extraTokens, shown) => {
+    const messages = conversation();
+    await expectRejects(messages, () => hook().overheadTokens({ extraTokens: extraTokens as number }), RangeError, "`extraTokens`", `got ${shown}`);
+    await expectRejects(messages, () => hook().run(messages, { extraTokens: extraTokens as number }), RangeError, "`extraTokens`", `got ${shown}`);
+  });
+
+  test("tools not an array, or a systemMessage that is neither a message nor a string: TypeError naming it", async () => {
+    const messages = conversation();
+    await expectRejects(messages, () => hook().run(messages, { tools: "lookup" as never }), TypeError, "`tools`", '"lookup"');
+    await expectRejects(messages, () => hook().run(messages, { tools: { name: "x" } as never }), TypeError, "`tools`", "an object");
+    await expectRejects(messages, () => hook().run(messages, { systemMessage: 5 as never }), TypeError, "`systemMessage`", "got 5");
+    await expectRejects(messages, () => hook().run(messages, { systemMessage: { role: "system", content: "x" } as never }), TypeError, "`systemMessage`", "an object");
+  });
+
+  test("bad messages: TypeError naming the value or the index, in estimateTokens, shouldCompact and run", async () => {
+    for (const act of [
+      (m: BaseMessage[]) => hook().estimateTokens(m),
+      (m: BaseMessage[]) => hook().shouldCompact(m),
+      (m: BaseMessage[]) => hook().run(m),
+    ]) {
+      await expectRejects([], () => act("hello" as never), TypeError, "`messages`", '"hello"');
+      const messages = conversation();
+      messages.splice(2, 0, { role: "user", content: "hi" } as never);
+      await expectRejects(messages, () => act(messages), TypeError, "`messages[2]`", "an object");
+    }
+  });
+
+  test("a failing counter in the hook is a TokenCounterError and leaves the messages untouched", async () => {
+    const cause = new Error("no");
+    const failing = new CompactionHook({
+      contextWindow: 100,
+      tokenCounter: (list) => {
+        if (list.some((m) => m.type === "tool")) throw cause;
+        return 1;
+      },
+    });
+    const messages = conversation();
+    const error = await expectRejects(messages, () => failing.run(messages), TokenCounterError, "no");
+    expect(error.cause).toBe(cause);
+  });
+});
+
+describe("earlier notes whose metadata a store mangled", () => {
+  test.each<[unknown, number]>([
+    ["7", 7],
+    ["", 0],
+    ["many", 0],
+    [-3, 0],
+    [2.5, 0],
+    [Number.NaN, 0],
+    [undefined, 0],
+  ])("removed_messages %p folds as %p, never as NaN or a joined string", async (stored, folded) => {
+    const note = new HumanMessage({
+      content: "[earlier messages were removed]",
+      response_metadata: { compaction: { strategy: "sliding_window", removed_messages: stored, kept_messages: "3" } },
+    });
+    const messages = [new SystemMessage("sys"), note, ...conversation().slice(1)];
+    const before = snapshotMessages(messages);
+    const report = await new SlidingWindowCompactor().compactWithReport(messages, 0);
+    // Removed: the mangled note (folded), the old turn (2) and the older step (2).
+    const meta = (report.note!.response_metadata as { compaction: { removed_messages: unknown } }).compaction;
+    expect(meta.removed_messages).toBe(folded + 4);
+    expect(report.note!.content).toContain(String(folded + 4));
+    expect(report.removed).toContain(note);
+    expect(snapshotMessages(messages)).toStrictEqual(before);
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * The scripted chat model the examples use, plus checks the agent tests share:
+ * tool-call pairing of what a model was sent.
+ */
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+
+export { ScriptedAgentModel } from "../../examples/support/scripted-agent-model";
+export type { ScriptedCall, ScriptedReply } from "../../examples/support/scripted-agent-model";
+
+/**
+ * Problems with tool-call pairing in a request, as a provider would reject
+ * them: a tool result without its call earlier, or a call not answered
+ * before the next message that is not a tool result. Empty when valid.
+ */
+export function toolPairingProblems(messages: readonly BaseMessage[]): string[] {
+  const problems: string[] = [];
+  let open = new Set<string>();
+  const called = new Set<string>();
+  for (const [index, message] of messages.entries()) {
+    if (ToolMessage.isInstance(message)) {
+      if (!called.has(message.tool_call_id)) problems.push(`#${index}: tool result ${message.tool_call_id} without its call`);
+      open.delete(message.tool_call_id);
+      continue;
+    }
+    if (open.size > 0) problems.push(`#${index}: calls ${[...open].join(", ")} not answered before a ${message.type} message`);
+    open = new Set();
+    if (AIMessage.isInstance(message)) {
+      for (const call of message.tool_calls ?? []) {
+        if (call.id) {
+          open.add(call.id);
+          called.add(call.id);
+        }
+      }
+    }
+  }
+  if (open.size > 0) problems.push(`end: calls ${[...open].join(", ")} never answered`);
+  return problems;
+}

@@ -1,0 +1,71 @@
+/**
+ * CompactingChatMessageHistory with RunnableWithMessageHistory: a chat whose
+ * stored history grows past its budget. In "commit" mode the store is
+ * rewritten to the compacted conversation and the removed messages go to an
+ * archive callback first. Runs on InMemoryChatMessageHistory, so it needs no
+ * server; offline with a scripted model, or on ChatOpenAI when
+ * OPENAI_API_KEY is set.
+ *
+ *   npx tsx examples/history.ts
+ */
+import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseMessage } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { RunnableWithMessageHistory } from "@langchain/core/runnables";
+import { approximateTokenCounter, CompactingChatMessageHistory, compactionNoteMetadata, isCompactionNote } from "../src";
+import { ScriptedAgentModel } from "./support/scripted-agent-model";
+
+async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
+  if (process.env.OPENAI_API_KEY) {
+    const { ChatOpenAI } = await import("@langchain/openai");
+    return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
+  }
+  const scripted = new ScriptedAgentModel({
+    reply: (messages) => `About "${messages.at(-1)!.text.slice(0, 30)}": ${"expect mild weather and a light breeze. ".repeat(3)}`,
+  });
+  return { model: scripted, scripted };
+}
+
+async function main(): Promise<void> {
+  const { model, scripted } = await chatModel();
+  const store = new InMemoryChatMessageHistory();
+  const archive: BaseMessage[] = [];
+  const history = new CompactingChatMessageHistory({
+    history: store,
+    contextWindow: 1_000,
+    compactAt: 0.6,
+    compactTo: 0.3,
+    mode: "commit",
+    onEvict: (removed) => void archive.push(...removed),
+  });
+
+  const prompt = ChatPromptTemplate.fromMessages([["system", "You are a brief weather assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
+  const chain = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    getMessageHistory: () => history,
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+  });
+
+  const questions = 14;
+  for (let index = 0; index < questions; index += 1) {
+    await chain.invoke({ input: `Question ${index}: will it rain in the hills this weekend?` }, { configurable: { sessionId: "example" } });
+  }
+
+  const stored = await store.getMessages();
+  const note = stored.find(isCompactionNote);
+  console.log(`${questions} questions asked, ${questions * 2} messages written`);
+  console.log(`store holds ${stored.length} messages (${approximateTokenCounter(stored)} tokens), archive received ${archive.length}`);
+  console.log(`note: ${note ? `"${note.text}" removed_messages=${compactionNoteMetadata(note)?.removed_messages}` : "none"}`);
+  console.log(`nothing lost: ${stored.filter((m) => !isCompactionNote(m)).length + archive.length === questions * 2}`);
+  if (scripted !== null) {
+    const largest = Math.max(...scripted.calls.map((call) => approximateTokenCounter(call.messages)));
+    console.log(`largest prompt sent to the model: ${largest} tokens (history trigger ${1_000 * 0.6}, plus the system prompt and the new question)`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,100 @@
+/**
+ * createCompactionNode as the `preModelHook` of a LangGraph `createReactAgent`:
+ * an archive agent answers many questions on one checkpointed thread. In
+ * "view" mode the state keeps the whole history and the model is sent a
+ * compacted view whose cut stays put between compactions; in "commit" mode
+ * the state itself is compacted. Offline with a scripted model; with
+ * OPENAI_API_KEY set, the agent runs on ChatOpenAI.
+ *
+ *   npx tsx examples/langgraph.ts
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+// This repository's tsconfig (`moduleResolution: "node"`) cannot see a subpath export's types; in your
+// project write `import { createReactAgent } from "@langchain/langgraph/prebuilt"`.
+import type * as Prebuilt from "@langchain/langgraph/dist/prebuilt/index";
+import { approximateTokenCounter, isCompactionNote } from "../src";
+import { CompactionAnnotation, createCompactionNode, COMPACTION_VIEW_KEY } from "../src/integrations/langgraph";
+import type { CompactionView } from "../src/integrations/langgraph";
+import { ScriptedChatModel } from "./support/scripted-chat-model";
+
+const { createReactAgent } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
+
+const lookup = tool(async ({ topic }: { topic: string }) => `Records on ${topic}: ${"a dated entry with names and places; ".repeat(15)}`, {
+  name: "lookup",
+  description: "Looks a topic up in the archive.",
+  schema: { type: "object", properties: { topic: { type: "string", description: "The topic" } }, required: ["topic"] },
+});
+const tools = [lookup];
+const PROMPT = "You are an archivist. Look topics up, then answer in one sentence.";
+const topics = ["the harbour", "the mill", "the fire of 1890", "the school", "the railway", "the bridge", "the market", "the church", "the flood", "the brewery"];
+
+async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedChatModel | null }> {
+  if (process.env.OPENAI_API_KEY) {
+    const { ChatOpenAI } = await import("@langchain/openai");
+    return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
+  }
+  const scripted = new ScriptedChatModel({
+    // Reported usage lets the hook anchor its estimate on the "provider's" count.
+    usage: approximateTokenCounter,
+    reply: (messages, call) => {
+      const last = messages.at(-1)!;
+      if (last.type === "tool") return `The archive has records on that: ${last.text.slice(11, 40)}...`;
+      const topic = /about (.+)\?$/.exec(last.text)?.[1] ?? "the town";
+      return { content: "", tool_calls: [{ id: `call-${call}`, name: "lookup", args: { topic } }] };
+    },
+  });
+  return { model: scripted, scripted };
+}
+
+async function run(mode: "view" | "commit"): Promise<void> {
+  const { model, scripted } = await chatModel();
+  const agent = createReactAgent({
+    llm: model,
+    tools,
+    prompt: PROMPT,
+    stateSchema: CompactionAnnotation,
+    // A small window so that ten questions need compaction; tools and prompt are counted as overhead.
+    preModelHook: createCompactionNode({ contextWindow: 2_000, compactAt: 0.7, compactTo: 0.4, mode, tools, systemMessage: PROMPT }),
+    checkpointer: new MemorySaver(),
+  });
+  const config = { configurable: { thread_id: `archive-${mode}` } };
+  for (const topic of topics) {
+    const result = await agent.invoke({ messages: [new HumanMessage(`What do you know about ${topic}?`)] }, config);
+    if (topic === topics[0]) console.log(`  first answer: ${result.messages.at(-1)!.text}`);
+  }
+  const state = (await agent.getState(config)).values as { messages: BaseMessage[]; [COMPACTION_VIEW_KEY]: CompactionView | null };
+  console.log(`${mode}: the checkpointed state holds ${state.messages.length} messages`);
+  if (mode === "view") {
+    const view = state[COMPACTION_VIEW_KEY];
+    console.log(`  remembered cut: ${view?.hiddenIds.length ?? 0} messages hidden from the model; note: ${view?.note?.text ?? "none"}`);
+  } else {
+    const note = state.messages.find((message) => isCompactionNote(message));
+    console.log(`  note in state: ${note?.text ?? "none"}`);
+  }
+  if (scripted) {
+    let compactions = 0;
+    scripted.requests.forEach((request, call) => {
+      const previous = scripted.requests[call - 1];
+      const keepsPrefix = previous !== undefined && previous.every((message, index) => request[index]?.id === message.id);
+      if (call > 0 && !keepsPrefix) compactions += 1;
+    });
+    const sizes = scripted.requests.map((request) => scripted.bindTools(tools).inputTokens(request)!);
+    console.log(`  ${scripted.requests.length} model calls, largest request ${Math.max(...sizes)} tokens (trigger 1400); the prefix moved ${compactions} times`);
+    const last = scripted.requests.at(-1)!;
+    console.log(`  last request: ${last.length} messages (${last.map((message) => (isCompactionNote(message) ? "note" : message.type)).join(", ")})`);
+  }
+}
+
+async function main(): Promise<void> {
+  await run("view");
+  await run("commit");
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,86 @@
+import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
+import type { BaseMessage, StoredMessage } from "@langchain/core/messages";
+import { describeValue } from "../errors";
+import type { MessageRewrite } from "./history";
+
+/** The part of a node-redis v4 client this helper uses. */
+export interface RedisRewriteClient {
+  isReady: boolean;
+  connect(): Promise<unknown>;
+  lRange(key: string, start: number, stop: number): Promise<string[]>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** Where `RedisChatMessageHistory` from `@langchain/redis` keeps a session: the client it was given, its `sessionId` and `sessionTTL`. */
+export interface RedisListHistoryLike {
+  client: RedisRewriteClient;
+  sessionId: string;
+  sessionTTL?: number;
+}
+
+/**
+ * Runs on the server, so nothing can interleave. The store pushes each new
+ * message at the head, so the oldest messages are the tail: it checks that
+ * the tail still holds the expected messages byte for byte, cuts them off
+ * (whatever was appended since stays at the head) and pushes the new list
+ * onto the tail, oldest last.
+ * KEYS[1]: the list. ARGV: n, ttl, n expected values (oldest first), then the new values (oldest first).
+ */
+const REPLACE_OLDEST = `
+local n = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[2])
+local len = redis.call('LLEN', KEYS[1])
+if len < n then return 0 end
+if n > 0 then
+  local tail = redis.call('LRANGE', KEYS[1], -n, -1)
+  for k = 0, n - 1 do
+    if tail[n - k] ~= ARGV[3 + k] then return 0 end
+  end
+  if len == n then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0, len - n - 1) end
+end
+for i = #ARGV, 3 + n, -1 do redis.call('RPUSH', KEYS[1], ARGV[i]) end
+if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+return 1
+`;
+
+function comparable(messages: readonly BaseMessage[]): string[] {
+  return mapChatMessagesToStoredMessages([...messages]).map((stored) => JSON.stringify(stored));
+}
+
+/**
+ * An atomic {@link MessageRewrite} for `RedisChatMessageHistory`: one Lua
+ * script replaces the session's oldest messages, if they are still the
+ * expected ones, by the compacted list, and keeps every message appended
+ * since after it. Parallel writers never lose an append, a competing rewrite
+ * makes it refuse, and a crash leaves the old list or the new one.
+ *
+ * @example
+ * ```ts
+ * const store = new RedisChatMessageHistory({ sessionId, client });
+ * const rewrite = redisListRewrite({ client, sessionId });
+ * const history = new CompactingChatMessageHistory({ history: store, targetTokens: 4_000, mode: "commit", rewrite });
+ * ```
+ */
+export function redisListRewrite(session: RedisListHistoryLike): MessageRewrite {
+  if (typeof session !== "object" || session === null || typeof session.client?.eval !== "function" || typeof session.client.lRange !== "function") {
+    throw new TypeError(`\`client\` must be a node-redis v4 client, got ${describeValue(session?.client)}`);
+  }
+  if (typeof session.sessionId !== "string" || session.sessionId === "") {
+    throw new TypeError(`\`sessionId\` must be a non-empty string, got ${describeValue(session.sessionId)}`);
+  }
+  const { client, sessionId, sessionTTL = 0 } = session;
+  return async (expected, next) => {
+    if (!client.isReady) await client.connect();
+    // The raw values as stored: the script compares bytes, and a message read back may re-serialize differently.
+    const raw = (await client.lRange(sessionId, 0, -1)).reverse();
+    const current = comparable(mapStoredMessagesToChatMessages(raw.map((item) => JSON.parse(item) as StoredMessage)));
+    const want = comparable(expected);
+    if (current.length < want.length || want.some((item, index) => item !== current[index])) return false;
+    const values = comparable(next);
+    const result = await client.eval(REPLACE_OLDEST, {
+      keys: [sessionId],
+      arguments: [String(want.length), String(sessionTTL), ...raw.slice(0, want.length), ...values],
+    });
+    return result === 1;
+  };
+}
