@@ -1,8 +1,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { toolCallOwners } from "./exchanges";
-import { isCompactionNote } from "./note";
-import { isAI, isTool, toolCallIdOf, toolCallsOf } from "./roles";
-import { isRealHuman, latestUserIndex, leadingSystemEnd } from "./turns";
+import { compactionNoteMetadata } from "./note";
+import { isAI, isHuman, isTool, toolCallIdOf, toolCallsOf } from "./roles";
+import { latestUserIndex, leadingSystemEnd } from "./turns";
 
 /** A unit that is kept or removed whole. */
 export interface MessageGroup {
@@ -73,6 +73,15 @@ class Units {
 }
 
 /**
+ * `isCompactionNote` for a value already typed as a message: it reads the
+ * type first and so skips `BaseMessage.isInstance` on every non-human message,
+ * which on long histories is a large share of the layout's cost.
+ */
+function isNote(message: BaseMessage): boolean {
+  return compactionNoteMetadata(message) !== undefined;
+}
+
+/**
  * Divides a conversation into the units the selection keeps or removes whole:
  *
  * - history before the task is grouped into turns, each from a real human
@@ -98,7 +107,7 @@ export function layoutConversation(messages: readonly BaseMessage[]): Conversati
   let caller = -1; // the unit of the AI message whose results may follow without ids
   for (let index = systemEnd; index < messages.length; index += 1) {
     const message = messages[index]!;
-    if (index === anchor || isCompactionNote(message)) {
+    if (index === anchor || isNote(message)) {
       if (index !== anchor) notes.push(index);
       caller = -1;
       continue;
@@ -106,7 +115,7 @@ export function layoutConversation(messages: readonly BaseMessage[]): Conversati
     const inHistory = index < anchor;
     if (isTool(message)) {
       const id = toolCallIdOf(message);
-      if (id !== undefined && owners.has(id)) {
+      if (id !== undefined && owners.first.has(id)) {
         matchedResults.push(index);
         continue; // placed with its call below; the run of results goes on
       }
@@ -115,7 +124,8 @@ export function layoutConversation(messages: readonly BaseMessage[]): Conversati
       continue;
     }
     if (inHistory) {
-      if (isRealHuman(message)) turn = units.add("turn", index);
+      // Notes were set aside above, so every human message here is a real one.
+      if (isHuman(message)) turn = units.add("turn", index);
       unitOf[index] = turn >= 0 ? turn : units.add("loose", index);
     } else {
       unitOf[index] = isAI(message) ? units.add("step", index) : units.add("loose", index);
@@ -124,9 +134,10 @@ export function layoutConversation(messages: readonly BaseMessage[]): Conversati
   }
 
   for (const index of matchedResults) {
-    const callers = owners.get(toolCallIdOf(messages[index]!)!)!;
-    const unit = unitOf[callers[0]!]!;
-    for (let k = 1; k < callers.length; k += 1) units.union(unit, unitOf[callers[k]!]!);
+    const id = toolCallIdOf(messages[index]!)!;
+    const unit = unitOf[owners.first.get(id)!]!;
+    const others = owners.more.get(id);
+    if (others !== undefined) for (const other of others) units.union(unit, unitOf[other]!);
     unitOf[index] = unit;
   }
 

@@ -1,0 +1,248 @@
+/**
+ * `npm run bench`: this compactor against `trimMessages` and against one
+ * plain counting pass, on synthetic agent conversations of 500 to 100,000
+ * messages, then what each approach keeps on 900 over-budget histories.
+ *
+ * Every measurement runs in its own child process (see `worker.ts`) so its
+ * peak memory is its own. Progress goes to stderr, the tables to stdout;
+ * `npm run bench -- --write` also writes them into BENCHMARKS.md.
+ */
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { compareQuality } from "./quality";
+import type { QualityReport, QualityTally } from "./quality";
+import type { CounterName, FloorResult, OursResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
+
+const BUDGET = 20_000;
+const SEED = 1;
+const QUALITY_HISTORIES = 900;
+const QUALITY_SEED = 42;
+
+interface SizePlan {
+  size: number;
+  counter: CounterName;
+  floorRuns: number;
+  oursRuns: number;
+  /** `trimMessages` runs at most this long; the rest of its work is extrapolated. */
+  trimCapSeconds: number;
+}
+
+const PLAN: SizePlan[] = [
+  { size: 500, counter: "tiktoken", floorRuns: 5, oursRuns: 9, trimCapSeconds: 150 },
+  { size: 2_500, counter: "tiktoken", floorRuns: 3, oursRuns: 7, trimCapSeconds: 60 },
+  { size: 10_000, counter: "tiktoken", floorRuns: 2, oursRuns: 5, trimCapSeconds: 30 },
+  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 7, trimCapSeconds: 20 },
+];
+
+function runWorker(task: WorkerTask): Promise<WorkerOutput> {
+  const worker = join(__dirname, "worker.ts");
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, "--expose-gc", worker, JSON.stringify(task)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`worker ${JSON.stringify(task)} exited with ${code}`));
+      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as WorkerOutput);
+    });
+  });
+}
+
+const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)}`;
+const ratio = (value: number) => (value >= 100 ? `${value.toFixed(0)}×` : value >= 10 ? `${value.toFixed(1)}×` : `${value.toFixed(2)}×`);
+const percent = (value: number) => `${(value * 100).toFixed(value < 0.1 ? 2 : 1)}%`;
+
+interface Row {
+  plan: SizePlan;
+  floor: WorkerOutput & { result: FloorResult };
+  ours: WorkerOutput & { result: OursResult };
+  trim: WorkerOutput & { result: TrimResult };
+}
+
+function speedTable(rows: Row[]): string {
+  // The floor beside ours is the pass timed alternately with ours in one process; the separate floor process is in the detail table.
+  const lines = [
+    "| messages | counter | floor: one pass ms | ours cold ms | warm (a) compacted + 1 step ms | warm (b) full history + 1 step ms | trimMessages ms | trimMessages / ours cold | ours cold / floor | warm (a) / cold | warm (b) / cold |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const { plan, ours, trim } of rows) {
+    const o = ours.result;
+    const t = trim.result;
+    const trimCell = t.extrapolated ? `≈${ms(t.ms)} (est.¹)` : ms(t.ms);
+    const trimRatio = t.extrapolated ? `≈${ratio(t.ms / o.coldMs)}` : ratio(t.ms / o.coldMs);
+    lines.push(
+      `| ${plan.size.toLocaleString("en-US")} | ${plan.counter === "tiktoken" ? "tiktoken o200k" : "approximate"} | ${ms(o.interleavedFloorMs)} | ${ms(o.coldMs)} | ${ms(o.warmCompactedMs)} | ${ms(o.warmFullMs)} | ${trimCell} | ${trimRatio} | ${ratio(o.coldMs / o.interleavedFloorMs)} | ${percent(o.warmCompactedMs / o.coldMs)} | ${percent(o.warmFullMs / o.coldMs)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function detailTable(rows: Row[]): string {
+  const lines = [
+    "| messages | tokens in history | floor process: one pass / per-message calls ms | messages counted: cold / warm (a) / warm (b) | kept (ours / trimMessages) | counting the new step alone ms | trimMessages counter calls (message counts) | trimMessages measured | peak RSS MB: floor / ours / trimMessages | input heap MB | cache of every message's count (after compactWithReport) |",
+    "|---:|---:|---|---|---|---:|---|---|---|---:|---:|",
+  ];
+  for (const { plan, floor, ours, trim } of rows) {
+    const o = ours.result;
+    const t = trim.result;
+    const measured = t.extrapolated
+      ? `${t.callsDone} of ${t.callsTotal} calls in ${(t.elapsedMs / 1000).toFixed(0)} s`
+      : `all, ${(t.elapsedMs / 1000).toFixed(1)} s${t.extrapolationCheckMs === undefined ? "" : ` (the first quarter extrapolated to ${(t.extrapolationCheckMs / 1000).toFixed(1)} s)`}`;
+    lines.push(
+      `| ${plan.size.toLocaleString("en-US")} | ${floor.result.totalTokens.toLocaleString("en-US")} | ${ms(floor.result.listPassMs)} / ${ms(floor.result.perMessageMs)} | ${o.countedCold} / ${o.countedWarmCompacted} / ${o.countedWarmFull} | ${o.keptCount} / ${t.keptCount < 0 ? "–" : t.keptCount} | ${ms(o.newStepCountMs)} | ${t.callsTotal.toLocaleString("en-US")} (${t.messageCountsTotal.toLocaleString("en-US")}) | ${measured} | ${mb(floor.peakRssBytes)} / ${mb(ours.peakRssBytes)} / ${mb(trim.peakRssBytes)} | ${mb(ours.inputHeapBytes)} | ${(o.retainedBytes / 2 ** 20).toFixed(1)} MB (${Math.round(o.retainedBytes / plan.size)} B/message) |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function qualityTable(report: QualityReport): string {
+  const share = (tally: QualityTally, key: keyof QualityTally) => `${tally[key]} (${percent(tally[key] / tally.results)})`;
+  const row = (label: string, tally: QualityTally) =>
+    `| ${label} | ${tally.results} | ${share(tally, "keepsTask")} | ${share(tally, "valid")} | ${share(tally, "beyondSystem")} | ${tally.broken} | ${tally.onlySystem} |`;
+  return [
+    "| approach | histories | keep the current task | valid for providers | anything besides the system prompt | broken (`[undefined]`) | only the system prompt |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+    row("ours, all", report.ours),
+    row("trimMessages, all", report.trim),
+    row("ours, task alone over budget", report.oursTaskOver),
+    row("trimMessages, task alone over budget", report.trimTaskOver),
+  ].join("\n");
+}
+
+/** The issue's targets, each with the ratio this run measured. */
+function targetsSection(rows: Row[]): string {
+  const at = (size: number) => rows.find((row) => row.plan.size === size);
+  const lines = ["Targets (ratios from this run):", ""];
+  const check = (met: boolean) => (met ? "met" : "**missed**");
+  const r2500 = at(2_500);
+  if (r2500) {
+    const value = r2500.trim.result.ms / r2500.ours.result.coldMs;
+    lines.push(`- 2,500 messages, at least 100× faster than trimMessages: ${r2500.trim.result.extrapolated ? "≈" : ""}${ratio(value)}${r2500.trim.result.extrapolated ? " (trimMessages extrapolated)" : ""}, ${check(value >= 100)}.`);
+  }
+  const tiktokenRows = rows.filter((row) => row.plan.counter === "tiktoken");
+  const worstCold = Math.max(...tiktokenRows.map((row) => row.ours.result.coldMs / row.ours.result.interleavedFloorMs));
+  lines.push(`- cold within 1.3× of one plain counting pass (tiktoken sizes): at most ${ratio(worstCold)}, ${check(worstCold <= 1.3)}.`);
+  const r10k = at(10_000);
+  if (r10k) {
+    const o = r10k.ours.result;
+    const a = o.warmCompactedMs / o.coldMs;
+    const b = o.warmFullMs / o.coldMs;
+    lines.push(
+      `- 10,000 messages, warm under 2% of cold: (a) compacted + 1 step ${percent(a)}, ${check(a < 0.02)}; (b) full history + 1 step ${percent(b)}, ${check(b < 0.02)}. ` +
+        `Counting the new step alone takes ${ms(o.newStepCountMs)} ms, ${percent(o.newStepCountMs / o.coldMs)} of cold.`,
+    );
+  }
+  const r100k = at(100_000);
+  if (r100k) {
+    const value = r100k.ours.result.coldMs / r100k.ours.result.interleavedFloorMs;
+    lines.push(`- 100,000 messages with approximateTokenCounter, cold within 2× of one pass: ${ratio(value)}, ${check(value <= 2)}.`);
+  }
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const rows: Row[] = [];
+  for (const plan of PLAN) {
+    const base = { size: plan.size, counter: plan.counter, budget: BUDGET, seed: SEED };
+    process.stderr.write(`${plan.size} messages, ${plan.counter} counter\n`);
+    const floor = (await runWorker({ ...base, task: "floor", runs: plan.floorRuns })) as Row["floor"];
+    const ours = (await runWorker({ ...base, task: "ours", runs: plan.oursRuns })) as Row["ours"];
+    const trim = (await runWorker({ ...base, task: "trim", runs: 1, capSeconds: plan.trimCapSeconds })) as Row["trim"];
+    rows.push({ plan, floor, ours, trim });
+  }
+  process.stderr.write(`quality: ${QUALITY_HISTORIES} over-budget histories\n`);
+  const quality = await compareQuality(QUALITY_HISTORIES, QUALITY_SEED, (done) => process.stderr.write(`  ${done} histories\n`));
+
+  const cpu = cpus();
+  const machine = `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), Node ${process.version}, ${process.platform}/${process.arch}`;
+  const output = [
+    `Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+    "",
+    `Speed (budget ${BUDGET.toLocaleString("en-US")} tokens, medians of repeated runs; ¹ est. = run cut off and extrapolated, see below):`,
+    "",
+    speedTable(rows),
+    "",
+    detailTable(rows),
+    "",
+    targetsSection(rows),
+    "",
+    `Quality on ${quality.histories} over-budget agent histories of 6 to 120 messages (budgets 3% to 93% of the history; in ${quality.taskAloneOver} the current task alone exceeds the budget), both with ${quality.counter}, seed ${quality.seed}:`,
+    "",
+    qualityTable(quality),
+  ].join("\n");
+  process.stdout.write(`${output}\n`);
+  if (process.argv.includes("--write")) {
+    const path = join(__dirname, "..", "BENCHMARKS.md");
+    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n`);
+    process.stderr.write(`wrote ${path}\n`);
+  }
+}
+
+const BENCHMARKS_HEADER = `# Benchmarks
+
+Produced by \`npm run bench -- --write\` (the tables below are what that run printed).
+`;
+
+const BENCHMARKS_NOTES = `## How to read this
+
+- **Conversations** (\`bench/conversations.ts\`, seed ${SEED}): a system prompt of about 2,000 characters, finished turns of 2 to
+  12 steps, each step an AI message with 1 to 4 parallel tool calls and their results, and a current task cut off mid-work.
+  Tool outputs: 70% of 100 to 900 characters, 28% of 0.9 to 3 KB, 2% of 8 to 30 KB (file dumps, base64, minified JSON).
+  About 1,000 characters (300 tokens) per message on average.
+- **Budget**: ${BUDGET.toLocaleString("en-US")} tokens for every approach. Counter: \`tiktokenCounter("o200k_base")\` (js-tiktoken
+  with the ranks it ships) up to 10,000 messages, \`approximateTokenCounter\` for the 100,000-message row.
+- **floor**: the counter called once over the whole list (\`counter(messages)\`), which counts every message exactly once.
+  In the speed table it is timed alternately with the cold runs in the same process, so the ratio "ours cold / floor" is
+  taken under the same load; the detail table adds a separate floor process's timing of the same pass and of the counter
+  called once per message (\`counter([message])\` for each message).
+- **ours cold**: \`new SlidingWindowCompactor({ cache: new TokenCountCache() }).compact(messages, budget, counter)\`, a fresh
+  cache each run. The code is JIT-warmed on another conversation first, so "cold" means a cold count cache.
+  Counting is lazy and newest first: only the messages the rules read are counted (the column "messages counted").
+- **warm (a)**: the compacted result of a cold run, plus one new step (an AI message with two tool calls and their results),
+  compacted again with the same cache: an agent that keeps the compacted list as its state.
+  **warm (b)**: the *full* history plus one new step, with the cache of a cold run over the history: a view-mode agent
+  whose state keeps everything and compacts only what it sends. Each warm run appends a different new step.
+- **trimMessages**: \`trimMessages(messages, { strategy: "last", includeSystem: true, startOn: "human", maxTokens, tokenCounter })\`
+  from @langchain/core with the same counter. It calls the counter on ever shorter prefixes, so its work is known in
+  advance from the per-message counts ("counter calls (message counts)"). ¹ Where a run would take more than a few
+  minutes it is stopped after its time cap and the rest is extrapolated by the tokens the remaining calls count, at the
+  rate measured so far. At 500 messages the full run is measured, and the same extrapolation from its first quarter is
+  printed beside it as a check of the method.
+- **Timings** are medians of repeated runs (5 to 9 cold runs, each beside a plain pass, and as many warm runs; 2 to 5 passes in the floor process; one trimMessages run), each after a
+  forced GC, on a 2-core machine shared with other jobs: expect noise of tens of percent between runs.
+- **Memory**: each measurement runs in its own child process; "peak RSS" is that process's maximum resident set (input
+  conversation included), "input heap" the heap holding the conversation; the last column is the heap a cache holds once it
+  has the count of every message (after \`compactWithReport\`, which counts them all), measured after a GC: O(number of
+  messages), no message is copied.
+- **Quality** (\`bench/quality.ts\`): random histories from the same generator, kept only when over budget. "Valid for
+  providers": every tool call has its result and every result its call; a broken result counts as invalid.
+
+## What bounds the missed targets
+
+- **Cold is far below one counting pass** because counting is lazy: a 20,000-token budget is filled by the newest few
+  dozen messages, so cold counts 16 to 107 messages whatever the history's length (column "messages counted"). That
+  makes the issue's "warm under 2% of cold" a comparison with a much smaller cold than it assumed.
+- **Warm (a)** (compacted result + 1 step) costs about as much as counting the new step once: its floor is "counting the
+  new step alone" (1.1 to 1.9 ms for a step of two tool results with tiktoken), which alone is 1 to 3% of a lazy cold run.
+  What remains is tens of microseconds of layout over a list of a few dozen messages. The ratio is bounded by
+  (tokens of one new step) / (budget), not by the compactor.
+- **Warm (b)** (full history + 1 step) counts only the new step too (column "messages counted", 3), but the layout (which
+  messages form turns and steps, tool results joined to their calls by id) is one pass over every message, and so is
+  checking the input. At 10,000 messages that pass is about 20 ms and at 100,000 about 250 ms; memory latency over
+  objects scattered in a large heap dominates it, not arithmetic. An agent that keeps its compacted list (a) never pays it.
+- **100,000 messages with approximateTokenCounter**: the approximate counter is itself only a few field reads per message,
+  so one counting pass and one layout pass cost the same order (about 100 to 200 ms each here) and the cold/floor ratio
+  sits at about 2× (1.9× to 2.6× across runs on this shared machine). It is bounded by the layout pass, which the rules
+  need in full: a tool result in the task may answer a call anywhere in the history, so the whole list is read once.
+`;
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
