@@ -4,6 +4,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionReport } from "../compactors/report";
 import { SlidingWindowCompactor } from "../compactors/sliding-window";
+import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, describeValue } from "../errors";
 
@@ -105,7 +106,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     if (!(history instanceof BaseChatMessageHistory) && !(history instanceof BaseListChatMessageHistory)) {
       throw new TypeError(`\`history\` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got ${describeValue(history)}`);
     }
-    if (mode !== "view" && mode !== "commit") throw new TypeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
+    if (mode !== "view" && mode !== "commit") throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
     if (onEvict !== undefined && typeof onEvict !== "function") throw new TypeError(`\`onEvict\` must be a function, got ${describeValue(onEvict)}`);
     if (rewrite !== undefined && typeof rewrite !== "function") throw new TypeError(`\`rewrite\` must be a function, got ${describeValue(rewrite)}`);
     if ((targetTokens === undefined) === (contextWindow === undefined)) {
@@ -113,6 +114,8 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     }
     if (targetTokens !== undefined) {
       assertTokenBudget("targetTokens", targetTokens);
+      // Fail here, as the hook does for `contextWindow`, rather than at the first read.
+      resolveTokenCounter(tokenCounter);
       if (compactAt !== undefined || compactTo !== undefined) {
         throw new TypeError("`compactAt` and `compactTo` go with `contextWindow`, not with `targetTokens`");
       }

@@ -97,7 +97,7 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
   }
   const { mode = "view", ...hookOptions } = options;
   if (mode !== "view" && mode !== "commit") {
-    throw new TypeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
+    throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
   const hook = new CompactionHook(hookOptions);
   const measure = overheadMeter(hook);
