@@ -62,7 +62,9 @@ export async function advanceCompactionView(
   const report = await hook.run(current, overhead);
   if (report === null || report.messages === null) return { messages: current, view: view ?? null, report: null };
 
-  const hiddenIds = new Set(view?.hiddenIds ?? []);
+  // Ids that left the history some other way are dropped, so the cut stays as small as what it hides.
+  const present = new Set(messages.map((message) => message.id));
+  const hiddenIds = new Set((view?.hiddenIds ?? []).filter((id) => present.has(id)));
   for (const message of report.removed) {
     if (message.id !== undefined && !isCompactionNote(message)) hiddenIds.add(message.id);
   }
