@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
-import { tool } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 // tsconfig's `moduleResolution: "node"` cannot see the types of a subpath export (as in langgraph.test.ts).
@@ -24,6 +23,7 @@ import type { CompactionView } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
 import { FaultInjector, InjectedFault } from "../support/faulty-checkpointer";
+import { CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
 
 const { ToolNode, toolsCondition } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
@@ -32,19 +32,6 @@ const { ToolNode, toolsCondition } = require("@langchain/langgraph/prebuilt") as
 // A tool agent whose script depends on the state only, so a step that is run
 // again after a fault replies exactly as the lost run would have.
 
-const lookup = tool(async ({ topic }: { topic: string }) => `Archive records on ${topic}: ${"record line with dates and places; ".repeat(12)}`, {
-  name: "lookup",
-  description: "Looks a topic up in the archive.",
-  schema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
-});
-const weather = tool(async ({ city }: { city: string }) => `${city}: mild, 18°C`, {
-  name: "weather",
-  description: "Current weather in a city.",
-  schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-});
-const tools = [lookup, weather];
-const CONTEXT_WINDOW = 1_600;
-const TURN_MESSAGES = 7; // human, AI with 2 parallel calls, 2 results, AI with 1 call, its result, the answer
 
 /** Per user turn: parallel lookup + weather, one more lookup, an answer; ids derived from the turn and the step. */
 function stateScriptedModel(): ScriptedChatModel {

@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { tool } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, MemorySaver, MessagesAnnotation, messagesStateReducer, REMOVE_ALL_MESSAGES, START, StateGraph } from "@langchain/langgraph";
 // tsconfig's `moduleResolution: "node"` cannot see the types of a subpath export: take them from the file
@@ -18,6 +17,7 @@ import {
 } from "../../src/integrations/langgraph";
 import type { CompactionNode, CompactionNodeUpdate, CompactionView } from "../../src/integrations/langgraph";
 import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
+import { CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
 
 const { createReactAgent, ToolNode, toolsCondition } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
@@ -25,20 +25,7 @@ const { createReactAgent, ToolNode, toolsCondition } = require("@langchain/langg
 // ---------------------------------------------------------------------------
 // The agent: two real tools, a scripted model that calls them, a small window.
 
-const lookup = tool(async ({ topic }: { topic: string }) => `Archive records on ${topic}: ${"record line with dates and places; ".repeat(12)}`, {
-  name: "lookup",
-  description: "Looks a topic up in the archive.",
-  schema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
-});
-const weather = tool(async ({ city }: { city: string }) => `${city}: mild, 18°C`, {
-  name: "weather",
-  description: "Current weather in a city.",
-  schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-});
-const tools = [lookup, weather];
 const PROMPT = "You are an archivist. Use the tools.";
-const CONTEXT_WINDOW = 1_600;
-const TURN_MESSAGES = 7; // human, AI with 2 parallel calls, 2 results, AI with 1 call, 1 result, final AI
 const CALLS_PER_TURN = 3;
 
 /** Three calls per user turn: parallel lookup + weather, one more lookup, an answer. */
