@@ -1,7 +1,7 @@
 import { BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
-import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
+import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, describeValue } from "../errors";
@@ -156,12 +156,7 @@ export class CompactionHook {
     return this.compactor.compactWithReport(messages, this.targetTokens(overheadTokens), this.tokenCounter);
   }
 
-  private async countMessages(messages: BaseMessage[]): Promise<number> {
-    if (messages.length === 0) return 0;
-    const counts = new MessageCounts(messages, this.counter, this.compactor.cache);
-    await counts.countAll();
-    let total = 0;
-    for (let index = 0; index < messages.length; index += 1) total += counts.of(index);
-    return total;
+  private countMessages(messages: BaseMessage[]): Promise<number> {
+    return countTotal(messages, this.counter, this.compactor.cache);
   }
 }

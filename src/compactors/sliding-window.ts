@@ -1,7 +1,6 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
-import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
-import type { MessageCounter } from "../counting/message-counts";
+import { AsyncCountNeeded, countTotal, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { layoutConversation } from "../messages/layout";
@@ -176,7 +175,7 @@ export class SlidingWindowCompactor {
     const result = note === null ? kept : insertNote(kept, note, layout, keep, selection.stepsTrimmed);
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptIndices(keep));
-    const tokensAfter = fullReport && note !== null ? tokensKept + (await countNote(counter, note, this.cache)) : tokensKept;
+    const tokensAfter = fullReport && note !== null ? tokensKept + (await countTotal([note], counter, this.cache)) : tokensKept;
     return { messages: result, removed, keptCount: kept.length, note, stepsTrimmed: selection.stepsTrimmed, tokensBefore, tokensAfter };
   }
 
@@ -231,11 +230,6 @@ function insertNote(
   return [...kept.slice(0, position), note, ...kept.slice(position)];
 }
 
-async function countNote(counter: MessageCounter, note: HumanMessage, cache: TokenCountCache | null): Promise<number> {
-  const counts = new MessageCounts([note], counter, cache);
-  await counts.countAll();
-  return counts.of(0);
-}
 
 /** Throws a `TypeError` naming the first element that is not a `BaseMessage`. */
 export function assertConversation(messages: unknown, name = "messages"): asserts messages is BaseMessage[] {

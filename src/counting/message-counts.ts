@@ -147,3 +147,15 @@ export class MessageCounts {
     return value;
   }
 }
+
+/** The tokens of every message in `messages`, awaiting an asynchronous counter, through `cache`. */
+export async function countTotal(
+  messages: readonly BaseMessage[],
+  counter: MessageCounter,
+  cache: TokenCountCache | null,
+): Promise<number> {
+  if (messages.length === 0) return 0;
+  const counts = new MessageCounts(messages, counter, cache);
+  await counts.countAll();
+  return counts.sum([...messages.keys()]);
+}

@@ -45,8 +45,8 @@ export interface CompactingChatMessageHistoryOptions {
   rewrite?: MessageRewrite;
 }
 
-/** Messages in a comparable form: what a store keeps of them. */
-function storedForm(messages: readonly BaseMessage[]): string[] {
+/** Messages in a comparable form: what a store keeps of them, as JSON. */
+export function storedForm(messages: readonly BaseMessage[]): string[] {
   return mapChatMessagesToStoredMessages([...messages]).map((stored) => JSON.stringify(stored));
 }
 

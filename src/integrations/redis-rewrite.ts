@@ -1,6 +1,7 @@
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
-import type { BaseMessage, StoredMessage } from "@langchain/core/messages";
+import { mapStoredMessagesToChatMessages } from "@langchain/core/messages";
+import type { StoredMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
+import { storedForm } from "./history";
 import type { MessageRewrite } from "./history";
 
 /** The part of a node-redis v4 client this helper uses. */
@@ -43,10 +44,6 @@ if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
 return 1
 `;
 
-function comparable(messages: readonly BaseMessage[]): string[] {
-  return mapChatMessagesToStoredMessages([...messages]).map((stored) => JSON.stringify(stored));
-}
-
 /**
  * An atomic {@link MessageRewrite} for `RedisChatMessageHistory`: one Lua
  * script replaces the session's oldest messages, if they are still the
@@ -73,10 +70,10 @@ export function redisListRewrite(session: RedisListHistoryLike): MessageRewrite 
     if (!client.isReady) await client.connect();
     // The raw values as stored: the script compares bytes, and a message read back may re-serialize differently.
     const raw = (await client.lRange(sessionId, 0, -1)).reverse();
-    const current = comparable(mapStoredMessagesToChatMessages(raw.map((item) => JSON.parse(item) as StoredMessage)));
-    const want = comparable(expected);
+    const current = storedForm(mapStoredMessagesToChatMessages(raw.map((item) => JSON.parse(item) as StoredMessage)));
+    const want = storedForm(expected);
     if (current.length < want.length || want.some((item, index) => item !== current[index])) return false;
-    const values = comparable(next);
+    const values = storedForm(next);
     const result = await client.eval(REPLACE_OLDEST, {
       keys: [sessionId],
       arguments: [String(want.length), String(sessionTTL), ...raw.slice(0, want.length), ...values],
