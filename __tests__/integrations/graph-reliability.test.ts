@@ -6,8 +6,6 @@ import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from
 import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-// tsconfig's `moduleResolution: "node"` cannot see the types of a subpath export (as in langgraph.test.ts).
-import type * as Prebuilt from "@langchain/langgraph/dist/prebuilt/index";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import {
@@ -18,15 +16,14 @@ import {
   isCompactionNote,
   SlidingWindowCompactor,
 } from "../../src";
-import { COMPACTION_VIEW_KEY, CompactionGraphAnnotation, createCompactionNode } from "../../src/integrations/langgraph";
+import { COMPACTION_VIEW_KEY, createCompactionNode } from "../../src/integrations/langgraph";
 import type { CompactionView } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
 import { FaultInjector, InjectedFault } from "../support/faulty-checkpointer";
-import { CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
+import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
 
-const { ToolNode, toolsCondition } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
 
 // ---------------------------------------------------------------------------
 // A tool agent whose script depends on the state only, so a step that is run
@@ -74,29 +71,7 @@ function buildGraph(mode: Mode, model: ScriptedChatModel, checkpointer: BaseChec
     tools,
     compactor: new SlidingWindowCompactor({ minKeepSteps: 1 }),
   });
-  const bound = model.bindTools(tools);
-  const toolNode = new ToolNode(tools);
-  const compile = { checkpointer, ...(interruptBefore ? { interruptBefore } : {}) };
-  if (mode === "view") {
-    return new StateGraph(CompactionGraphAnnotation)
-      .addNode("compact", node)
-      .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.llmInputMessages)] }))
-      .addNode("tools", toolNode)
-      .addEdge(START, "compact")
-      .addEdge("compact", "agent")
-      .addConditionalEdges("agent", toolsCondition, ["tools", END])
-      .addEdge("tools", "compact")
-      .compile(compile) as unknown as Graph;
-  }
-  return new StateGraph(MessagesAnnotation)
-    .addNode("compact", node)
-    .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.messages)] }))
-    .addNode("tools", toolNode)
-    .addEdge(START, "compact")
-    .addEdge("compact", "agent")
-    .addConditionalEdges("agent", toolsCondition, ["tools", END])
-    .addEdge("tools", "compact")
-    .compile(compile) as unknown as Graph;
+  return archiveGraph(mode, node, model, { checkpointer, ...(interruptBefore ? { interruptBefore } : {}) }) as Graph;
 }
 
 const humanTurn = (turn: number) => new HumanMessage({ id: `turn${turn}`, content: `Turn ${turn}: what does the archive hold on topic ${turn}?` });

@@ -12,15 +12,14 @@ import { approximateTokenCounter, compactionNoteMetadata, isCompactionNote, Slid
 import {
   COMPACTION_VIEW_KEY,
   CompactionAnnotation,
-  CompactionGraphAnnotation,
   createCompactionNode,
 } from "../../src/integrations/langgraph";
 import type { CompactionNode, CompactionNodeUpdate, CompactionView } from "../../src/integrations/langgraph";
 import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
-import { CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
+import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
 
-const { createReactAgent, ToolNode, toolsCondition } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
+const { createReactAgent } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
 
 // ---------------------------------------------------------------------------
 // The agent: two real tools, a scripted model that calls them, a small window.
@@ -100,29 +99,7 @@ function buildAgent(kind: Kind, mode: Mode, model: ScriptedChatModel, checkpoint
       checkpointer,
     }) as unknown as Agent;
   }
-  const bound = model.bindTools(tools);
-  const toolNode = new ToolNode(tools);
-  if (mode === "view") {
-    return new StateGraph(CompactionGraphAnnotation)
-      .addNode("compact", node)
-      .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.llmInputMessages)] }))
-      .addNode("tools", toolNode)
-      .addEdge(START, "compact")
-      .addEdge("compact", "agent")
-      .addConditionalEdges("agent", toolsCondition, ["tools", END])
-      .addEdge("tools", "compact")
-      .compile({ checkpointer }) as unknown as Agent;
-  }
-  // Commit mode needs no extra state: plain MessagesAnnotation.
-  return new StateGraph(MessagesAnnotation)
-    .addNode("compact", node)
-    .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.messages)] }))
-    .addNode("tools", toolNode)
-    .addEdge(START, "compact")
-    .addEdge("compact", "agent")
-    .addConditionalEdges("agent", toolsCondition, ["tools", END])
-    .addEdge("tools", "compact")
-    .compile({ checkpointer }) as unknown as Agent;
+  return archiveGraph(mode, node, model, { checkpointer }) as Agent;
 }
 
 function assertToolPairs(messages: BaseMessage[]): void {
