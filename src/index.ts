@@ -6,7 +6,9 @@
  */
 export { SlidingWindowCompactor } from "./compactors/sliding-window";
 export type { SlidingWindowCompactorOptions } from "./compactors/sliding-window";
-export type { CompactionReport } from "./compactors/report";
+export type { CompactionReport, RewrittenMessage, StageReport } from "./compactors/report";
+export { isCompactor } from "./compactors/compactor";
+export type { Compactor, CompactOptions } from "./compactors/compactor";
 
 export { isCompactionNote, compactionNoteMetadata, DEFAULT_OMISSION_NOTE } from "./messages/note";
 export type { CompactionNoteMetadata } from "./messages/note";

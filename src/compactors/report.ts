@@ -1,19 +1,39 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
 
-/** What one compaction did, for logging and for the integrations. */
-export interface CompactionReport {
+/** A message a compaction replaced by a smaller one standing in its place (same `id`, same position). */
+export interface RewrittenMessage {
+  /** The input's message. */
+  original: BaseMessage;
+  /** What stands in its place in the result. */
+  replacement: BaseMessage;
+}
+
+/** What one strategy did: the part of a report every stage of a pipeline gives. */
+export interface StageReport {
+  /** The strategy that ran, as in `response_metadata.compaction.strategy` (`"sliding_window"`, ...); `"pipeline"` for a pipeline's own report. */
+  strategy: string;
   /** The compacted conversation, or `null` when it was left as it was. */
   messages: BaseMessage[] | null;
-  /** Messages of the input that are not in the result, in their original order (earlier notes included). */
+  /** Messages of the input that are not in the result, in their original order (earlier notes included); rewritten ones are in `rewritten` instead. */
   removed: BaseMessage[];
-  /** How many input messages the result keeps (the new note not included). */
+  /** Messages of the input replaced in place by a smaller stand-in, in their original order. */
+  rewritten: RewrittenMessage[];
+  /** Messages the compaction added (omission notes, summaries), in their order in the result. */
+  added: BaseMessage[];
+  /** Tokens of the whole input (`NaN` where `compact` skipped counting it). */
+  tokensBefore: number;
+  /** Tokens of the result, added messages included; equal to `tokensBefore` when nothing changed. */
+  tokensAfter: number;
+}
+
+/** What one compaction did, for logging and for the integrations. */
+export interface CompactionReport extends StageReport {
+  /** How many input messages the result keeps, rewritten ones included (added messages not included). */
   keptCount: number;
-  /** The new omission note, or `null` (nothing removed, or notes disabled). */
+  /** The new omission note of the sliding window, or `null` (nothing removed, notes disabled, or another strategy). */
   note: HumanMessage | null;
   /** Whether the current task's own steps were trimmed (then the note follows the task message). */
   stepsTrimmed: boolean;
-  /** Tokens of the whole input. */
-  tokensBefore: number;
-  /** Tokens of the result (the note included); equal to `tokensBefore` when nothing changed. */
-  tokensAfter: number;
+  /** One entry per strategy that ran, in order; a single compactor reports itself as its one stage. */
+  stages: StageReport[];
 }

@@ -9,6 +9,9 @@ import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } f
 import { isMessage } from "../messages/roles";
 import type { CompactionReport } from "./report";
 import { selectWindow } from "./selection";
+
+/** The `strategy` of the sliding window's reports and notes. */
+const SLIDING_WINDOW_STRATEGY = "sliding_window";
 import type { WindowSelection } from "./selection";
 
 /** Options of {@link SlidingWindowCompactor}. */
@@ -145,7 +148,7 @@ export class SlidingWindowCompactor {
     const allIndices = () => messages.keys();
     const unchanged = (): CompactionReport => {
       const tokens = tokensOf(allIndices());
-      return { messages: null, removed: [], keptCount: messages.length, note: null, stepsTrimmed: false, tokensBefore: tokens, tokensAfter: tokens };
+      return withStage({ messages: null, removed: [], rewritten: [], added: [], keptCount: messages.length, note: null, stepsTrimmed: false, tokensBefore: tokens, tokensAfter: tokens });
     };
     if (selection.fits) return unchanged();
 
@@ -176,7 +179,17 @@ export class SlidingWindowCompactor {
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptIndices(keep));
     const tokensAfter = fullReport && note !== null ? tokensKept + (await countTotal([note], counter, this.cache)) : tokensKept;
-    return { messages: result, removed, keptCount: kept.length, note, stepsTrimmed: selection.stepsTrimmed, tokensBefore, tokensAfter };
+    return withStage({
+      messages: result,
+      removed,
+      rewritten: [],
+      added: note === null ? [] : [note],
+      keptCount: kept.length,
+      note,
+      stepsTrimmed: selection.stepsTrimmed,
+      tokensBefore,
+      tokensAfter,
+    });
   }
 
   private select(layout: ConversationLayout, counts: MessageCounts, targetTokens: number): WindowSelection {
@@ -203,6 +216,16 @@ export class SlidingWindowCompactor {
       this.minKeepSteps,
     );
   }
+}
+
+/** A sliding-window report, which is its own one stage. */
+function withStage(report: Omit<CompactionReport, "strategy" | "stages">): CompactionReport {
+  const { messages, removed, rewritten, added, tokensBefore, tokensAfter } = report;
+  return {
+    strategy: SLIDING_WINDOW_STRATEGY,
+    ...report,
+    stages: [{ strategy: SLIDING_WINDOW_STRATEGY, messages, removed, rewritten, added, tokensBefore, tokensAfter }],
+  };
 }
 
 function* keptIndices(keep: Uint8Array): Generator<number> {
