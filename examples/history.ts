@@ -15,10 +15,13 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
 import { approximateTokenCounter, CompactingChatMessageHistory, compactionNoteMetadata, isCompactionNote } from "../src";
 import { ScriptedAgentModel } from "./support/scripted-agent-model";
+import type * as OpenAI from "@langchain/openai";
 
 async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
   if (process.env.OPENAI_API_KEY) {
-    const { ChatOpenAI } = await import("@langchain/openai");
+    // \`require\`, typed from this CommonJS file's own view of the package: an \`import()\` here would see the
+    // package's ES-module types, whose \`@langchain/core\` classes are not the CommonJS ones imported above.
+    const { ChatOpenAI } = require("@langchain/openai") as typeof OpenAI;
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
   const scripted = new ScriptedAgentModel({

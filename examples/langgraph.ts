@@ -13,15 +13,12 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
-// This repository's tsconfig (`moduleResolution: "node"`) cannot see a subpath export's types; in your
-// project write `import { createReactAgent } from "@langchain/langgraph/prebuilt"`.
-import type * as Prebuilt from "@langchain/langgraph/dist/prebuilt/index";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { approximateTokenCounter, isCompactionNote } from "../src";
 import { CompactionAnnotation, createCompactionNode, COMPACTION_VIEW_KEY } from "../src/integrations/langgraph";
 import type { CompactionView } from "../src/integrations/langgraph";
 import { ScriptedChatModel } from "./support/scripted-chat-model";
-
-const { createReactAgent } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
+import type * as OpenAI from "@langchain/openai";
 
 const lookup = tool(async ({ topic }: { topic: string }) => `Records on ${topic}: ${"a dated entry with names and places; ".repeat(15)}`, {
   name: "lookup",
@@ -34,7 +31,9 @@ const topics = ["the harbour", "the mill", "the fire of 1890", "the school", "th
 
 async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedChatModel | null }> {
   if (process.env.OPENAI_API_KEY) {
-    const { ChatOpenAI } = await import("@langchain/openai");
+    // \`require\`, typed from this CommonJS file's own view of the package: an \`import()\` here would see the
+    // package's ES-module types, whose \`@langchain/core\` classes are not the CommonJS ones imported above.
+    const { ChatOpenAI } = require("@langchain/openai") as typeof OpenAI;
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
   const scripted = new ScriptedChatModel({

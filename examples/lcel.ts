@@ -15,6 +15,7 @@ import { RunCollectorCallbackHandler } from "@langchain/core/tracers/run_collect
 import { compactMessages, isCompactionNote, tiktokenCounter } from "../src";
 import type { TokenCounter } from "../src";
 import { ScriptedChatModel } from "./support/scripted-chat-model";
+import type * as OpenAI from "@langchain/openai";
 
 /** A long chat about travel plans: 30 exchanges, then a new question. */
 function chatHistory(): BaseMessage[] {
@@ -29,7 +30,9 @@ function chatHistory(): BaseMessage[] {
 
 async function model(): Promise<{ model: BaseChatModel; scripted: ScriptedChatModel | null }> {
   if (process.env.OPENAI_API_KEY) {
-    const { ChatOpenAI } = await import("@langchain/openai");
+    // \`require\`, typed from this CommonJS file's own view of the package: an \`import()\` here would see the
+    // package's ES-module types, whose \`@langchain/core\` classes are not the CommonJS ones imported above.
+    const { ChatOpenAI } = require("@langchain/openai") as typeof OpenAI;
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
   const scripted = new ScriptedChatModel({

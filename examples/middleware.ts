@@ -17,6 +17,7 @@ import { z } from "zod/v4";
 import { approximateTokenCounter, isCompactionNote } from "../src";
 import { compactionMiddleware } from "../src/integrations/middleware";
 import { ScriptedAgentModel } from "./support/scripted-agent-model";
+import type * as OpenAI from "@langchain/openai";
 
 const weather = tool(async ({ city }: { city: string }) => `${city}: ${"sunny, 24 degrees, light wind from the west; ".repeat(14)}`, {
   name: "weather",
@@ -28,7 +29,9 @@ const cities = ["Lisbon", "Oslo", "Quito", "Hanoi", "Accra", "Perth", "Lima", "R
 
 async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
   if (process.env.OPENAI_API_KEY) {
-    const { ChatOpenAI } = await import("@langchain/openai");
+    // \`require\`, typed from this CommonJS file's own view of the package: an \`import()\` here would see the
+    // package's ES-module types, whose \`@langchain/core\` classes are not the CommonJS ones imported above.
+    const { ChatOpenAI } = require("@langchain/openai") as typeof OpenAI;
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
   const scripted = new ScriptedAgentModel({

@@ -26,7 +26,7 @@ export function describeValue(value: unknown): string {
   if (typeof value === "function") return `function ${value.name || "(anonymous)"}`;
   if (Array.isArray(value)) return `an array of ${value.length}`;
   const ctor = (value as { constructor?: { name?: string } }).constructor?.name;
-  return ctor && ctor !== "Object" ? `a ${ctor}` : "an object";
+  return ctor && ctor !== "Object" ? `${/^[aeiou]/i.test(ctor) ? "an" : "a"} ${ctor}` : "an object";
 }
 
 /** Throws unless `value` is a whole number of at least `min`. */

@@ -3,9 +3,7 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, MemorySaver, MessagesAnnotation, messagesStateReducer, REMOVE_ALL_MESSAGES, START, StateGraph } from "@langchain/langgraph";
-// tsconfig's `moduleResolution: "node"` cannot see the types of a subpath export: take them from the file
-// the subpath points to, and load the module through its public subpath.
-import type * as Prebuilt from "@langchain/langgraph/dist/prebuilt/index";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { approximateTokenCounter, compactionNoteMetadata, isCompactionNote, SlidingWindowCompactor } from "../../src";
@@ -18,8 +16,6 @@ import type { CompactionNode, CompactionNodeUpdate, CompactionView } from "../..
 import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
 import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
-
-const { createReactAgent } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
 
 // ---------------------------------------------------------------------------
 // The agent: two real tools, a scripted model that calls them, a small window.

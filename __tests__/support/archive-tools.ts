@@ -1,13 +1,11 @@
 import { tool } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-// tsconfig's `moduleResolution: "node"` cannot see the types of a subpath export (see langgraph.test.ts).
-import type * as Prebuilt from "@langchain/langgraph/dist/prebuilt/index";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { CompactionGraphAnnotation } from "../../src/integrations/langgraph";
 import type { CompactionNode } from "../../src/integrations/langgraph";
 import type { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
 
-const { ToolNode, toolsCondition } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
 
 /** The two real tools of the graph tests' archive agent. */
 export const lookup = tool(async ({ topic }: { topic: string }) => `Archive records on ${topic}: ${"record line with dates and places; ".repeat(12)}`, {

@@ -1,5 +1,6 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { isTokenCountCache, sharedTokenCountCache } from "../counting/cache";
+import type { TokenCountCache } from "../counting/cache";
 import { AsyncCountNeeded, countTotal, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
@@ -80,7 +81,7 @@ export class SlidingWindowCompactor {
     if (omissionNote !== null && typeof omissionNote !== "string") {
       throw new TypeError(`\`omissionNote\` must be a string or null, got ${describeValue(omissionNote)}`);
     }
-    if (cache !== null && !(cache instanceof TokenCountCache)) {
+    if (cache !== null && !isTokenCountCache(cache)) {
       throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
     }
     this.minKeepSteps = minKeepSteps;

@@ -88,5 +88,42 @@ export class TokenCountCache {
   }
 }
 
-/** The cache every compactor uses unless given its own (or `null` for none). */
-export const sharedTokenCountCache = new TokenCountCache();
+/**
+ * Whether `value` offers the cache methods a compactor calls. A check of the
+ * methods, not `instanceof`: this package can be loaded twice in one process
+ * (its ES-module and its CommonJS build), and a cache made by one copy must
+ * be accepted by the other.
+ */
+export function isTokenCountCache(value: unknown): value is TokenCountCache {
+  if (typeof value !== "object" || value === null) return false;
+  const cache = value as Record<string, unknown>;
+  return typeof cache.get === "function" && typeof cache.set === "function" && typeof cache.clear === "function";
+}
+
+/**
+ * Where the shared cache lives: a registry symbol on `globalThis`, so the
+ * ES-module and the CommonJS build of this package, when an app loads both
+ * (the dual-package hazard), share one cache rather than each keeping its
+ * own. Then `sharedTokenCountCache.clear()` from either copy forgets every
+ * count, and a count made through one copy is reused by the other when the
+ * same counter function is used (counts stay keyed by counter, so copies with
+ * different built-in counters never read each other's entries). The key names
+ * the entry format (`v1`): a release that changes what an entry holds takes a
+ * new key rather than reading another version's entries.
+ */
+const SHARED_CACHE_KEY = Symbol.for("langchain-compaction.sharedTokenCountCache.v1");
+
+function sharedCache(): TokenCountCache {
+  const registry = globalThis as { [SHARED_CACHE_KEY]?: unknown };
+  const existing = registry[SHARED_CACHE_KEY];
+  if (isTokenCountCache(existing)) return existing;
+  const created = new TokenCountCache();
+  Object.defineProperty(registry, SHARED_CACHE_KEY, { value: created, configurable: false, enumerable: false, writable: false });
+  return created;
+}
+
+/**
+ * The cache every compactor uses unless given its own (or `null` for none).
+ * One per process, shared by every loaded copy of this package (see above).
+ */
+export const sharedTokenCountCache: TokenCountCache = sharedCache();

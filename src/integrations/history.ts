@@ -1,4 +1,5 @@
-import { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
+import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
+import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import { mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { CompactionHook } from "../compactors/compaction-hook";
@@ -10,6 +11,20 @@ import { assertTokenBudget, describeValue } from "../errors";
 
 /** A chat history the wrapper can wrap: the two store shapes of `@langchain/core`. */
 export type WrappableChatMessageHistory = BaseChatMessageHistory | BaseListChatMessageHistory;
+
+/** The store methods the wrapper calls. */
+const HISTORY_METHODS = ["getMessages", "addMessage", "addMessages", "clear"] as const;
+
+/**
+ * Whether `value` has every store method the wrapper calls. A check of the
+ * methods, not `instanceof`: the store may come from another copy of
+ * `@langchain/core` (an ES-module app's, while this is the CommonJS build).
+ */
+function isWrappableHistory(value: unknown): value is WrappableChatMessageHistory {
+  if (typeof value !== "object" || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return HISTORY_METHODS.every((method) => typeof record[method] === "function");
+}
 
 /**
  * In one atomic step, replaces the store's oldest messages by `next` if they
@@ -103,7 +118,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       throw new TypeError(`CompactingChatMessageHistory options must be an object, got ${describeValue(options)}`);
     }
     const { history, targetTokens, contextWindow, compactAt, compactTo, mode = "view", onEvict, tokenCounter, compactor, rewrite } = options;
-    if (!(history instanceof BaseChatMessageHistory) && !(history instanceof BaseListChatMessageHistory)) {
+    if (!isWrappableHistory(history)) {
       throw new TypeError(`\`history\` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got ${describeValue(history)}`);
     }
     if (mode !== "view" && mode !== "commit") throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);

@@ -1,0 +1,103 @@
+/**
+ * This package may be loaded twice in one process (its ES-module and its
+ * CommonJS build), next to two copies of `@langchain/core`. So classes a
+ * user's copy constructs are recognised by their methods, never by
+ * `instanceof`, and the shared token-count cache is one per process. The
+ * packed builds themselves are exercised in `__tests__/consumers/` and
+ * `scripts/check-exports.mjs`; these tests pin the rules on the sources.
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { CompactingChatMessageHistory, isCompactionNote, SlidingWindowCompactor, sharedTokenCountCache } from "../src";
+import type { TokenCountCache } from "../src";
+import { describeValue } from "../src/errors";
+
+/** A store as another copy of `@langchain/core` would make it: the methods, none of this copy's classes. */
+class InMemoryForeignHistory {
+  lc_namespace = ["langchain", "stores", "message", "in_memory"];
+  messages: BaseMessage[] = [];
+  async getMessages(): Promise<BaseMessage[]> {
+    return [...this.messages];
+  }
+  async addMessage(message: BaseMessage): Promise<void> {
+    this.messages.push(message);
+  }
+  async addMessages(messages: BaseMessage[]): Promise<void> {
+    this.messages.push(...messages);
+  }
+  async clear(): Promise<void> {
+    this.messages = [];
+  }
+}
+
+const long = (): BaseMessage[] => [new HumanMessage("a ".repeat(400)), new AIMessage("b ".repeat(400)), new HumanMessage("task")];
+
+describe("stores and caches from another copy are recognised by their methods", () => {
+  it("wraps a store that is no instance of this copy's history classes, and compacts it", async () => {
+    const store = new InMemoryForeignHistory();
+    const history = new CompactingChatMessageHistory({ history: store as never, targetTokens: 20, mode: "commit" });
+    await history.addMessages(long());
+    const read = await history.getMessages();
+    expect(read.some(isCompactionNote)).toBe(true);
+    expect(read.at(-1)?.text).toBe("task");
+    expect(store.messages.some(isCompactionNote)).toBe(true);
+  });
+
+  it.each(["getMessages", "addMessage", "addMessages", "clear"] as const)("refuses a store without `%s`, naming it", (method) => {
+    const store = new InMemoryForeignHistory();
+    Object.defineProperty(store, method, { value: undefined });
+    expect(() => new CompactingChatMessageHistory({ history: store as never, targetTokens: 20 })).toThrow(
+      new TypeError("`history` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got an InMemoryForeignHistory"),
+    );
+  });
+
+  it("uses a cache that only has the cache's methods", async () => {
+    const stored = new Map<BaseMessage, number>();
+    const cache = {
+      get: (_key: object, message: BaseMessage) => stored.get(message),
+      set: (_key: object, message: BaseMessage, count: number) => void stored.set(message, count),
+      clear: () => stored.clear(),
+    };
+    const compactor = new SlidingWindowCompactor({ cache: cache as unknown as TokenCountCache });
+    expect(compactor.cache).toBe(cache);
+    const messages = long();
+    await compactor.compact(messages, 20);
+    expect(stored.get(messages[2]!)).toBeGreaterThan(0);
+  });
+
+  it.each(["get", "set", "clear"])("refuses a cache without `%s`", (method) => {
+    const cache: Record<string, unknown> = { get: () => undefined, set: () => undefined, clear: () => undefined };
+    delete cache[method];
+    expect(() => new SlidingWindowCompactor({ cache: cache as unknown as TokenCountCache })).toThrow(TypeError);
+  });
+});
+
+describe("one shared token-count cache per process", () => {
+  it("lives on globalThis under a registry symbol, so a second copy of the module finds the same cache", () => {
+    const key = Symbol.for("langchain-compaction.sharedTokenCountCache.v1");
+    expect((globalThis as Record<symbol, unknown>)[key]).toBe(sharedTokenCountCache);
+    let second: unknown;
+    jest.isolateModules(() => {
+      second = (require("../src/counting/cache") as typeof import("../src/counting/cache")).sharedTokenCountCache;
+    });
+    let secondClass: unknown;
+    jest.isolateModules(() => {
+      secondClass = (require("../src/counting/cache") as typeof import("../src/counting/cache")).TokenCountCache;
+    });
+    // Really a second copy of the module (its own class), yet the same cache object.
+    expect(secondClass).not.toBe((require("../src/counting/cache") as typeof import("../src/counting/cache")).TokenCountCache);
+    expect(second).toBe(sharedTokenCountCache);
+  });
+});
+
+describe("describeValue", () => {
+  it.each([
+    [new (class InMemoryChatMessageHistory {})(), "an InMemoryChatMessageHistory"],
+    [new (class Element {})(), "an Element"],
+    [new Map(), "a Map"],
+    [new (class RedisChatMessageHistory {})(), "a RedisChatMessageHistory"],
+    [{}, "an object"],
+  ])("%p is %s", (value, expected) => {
+    expect(describeValue(value)).toBe(expected);
+  });
+});
