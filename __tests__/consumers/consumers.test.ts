@@ -65,6 +65,10 @@ async function sh(file: string, args: string[], cwd: string, timeout = 300_000):
   }
 }
 
+/** Every ```ts block of README.md, in order: each must be a complete program. */
+const readmeBlocks = [...readFileSync(join(root, "README.md"), "utf8").matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+const readmeFile = (index: number) => `readme-${index + 1}.ts`;
+
 let work: string;
 let consumer: string;
 let tarball: string;
@@ -95,7 +99,10 @@ beforeAll(async () => {
   project("ts-nodenext", "module", { compilerOptions: { ...strict, module: "nodenext", moduleResolution: "nodenext" }, include: ["*.ts"] });
   project("ts-bundler", "module", { compilerOptions: { ...strict, module: "esnext", moduleResolution: "bundler" }, include: ["*.ts"] });
   for (const dir of ["esm", "cjs"]) cpSync(join(fixtures, dir), join(consumer, dir), { recursive: true });
-  for (const dir of ["ts-nodenext", "ts-bundler"]) cpSync(join(fixtures, "ts"), join(consumer, dir), { recursive: true });
+  for (const dir of ["ts-nodenext", "ts-bundler"]) {
+    cpSync(join(fixtures, "ts"), join(consumer, dir), { recursive: true });
+    readmeBlocks.forEach((block, index) => writeFileSync(join(consumer, dir, readmeFile(index)), block));
+  }
 
   await timed("npm install (consumer root)", () =>
     sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], consumer, 540_000),
@@ -193,7 +200,19 @@ describe("an app without the optional peer @langchain/langgraph", () => {
   });
 });
 
-describe("TypeScript apps type-check every entry point (strict)", () => {
+describe("every ```ts block of README.md runs as it stands, in a TypeScript ES-module project", () => {
+  it("the README has its code blocks", () => {
+    expect(readmeBlocks.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it.each(readmeBlocks.map((block, index) => [readmeFile(index), block] as const))("%s", async (file, block) => {
+    if (block.includes("@langchain/redis") && !(await requireServer("Redis", REDIS_URL))) return;
+    const cwd = join(consumer, "ts-nodenext");
+    await timed(`tsx ${file}`, () => sh(join(consumer, "node_modules", ".bin", "tsx"), [file], cwd, 120_000));
+  });
+});
+
+describe("TypeScript apps type-check every entry point and every README block (strict)", () => {
   it.each(["ts-nodenext", "ts-bundler"])("%s: tsc --noEmit", async (dir) => {
     const cwd = join(consumer, dir);
     await timed(`tsc ${dir}`, () => sh(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"], cwd));
