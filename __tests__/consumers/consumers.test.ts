@@ -128,6 +128,20 @@ describe("the packed tarball", () => {
     expect(readdirSync(join(installed, "dist"), { recursive: true }).filter((f) => String(f).endsWith(".map"))).toEqual([]);
   });
 
+  it("the README's links work on the package page: in-page anchors or absolute URLs, no repository paths", () => {
+    const installed = join(consumer, "node_modules", "langchain-compaction");
+    const readme = readFileSync(join(installed, "README.md"), "utf8");
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!);
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => !/^(#|https?:\/\/)/.test(target))).toEqual([]);
+    const anchors = new Set(
+      [...readme.matchAll(/^#+ (.+)$/gm)].map((match) => `#${match[1]!.toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")}`),
+    );
+    expect(targets.filter((target) => target.startsWith("#") && !anchors.has(target))).toEqual([]);
+    // What the README names as shipped is shipped.
+    expect(existsSync(join(installed, "BENCHMARKS.md"))).toBe(true);
+  });
+
   it("arethetypeswrong finds no problem in any resolution mode (node10, node16 from CJS and ESM, bundler)", async () => {
     const { stdout } = await timed("attw", () => sh(bin("attw"), [tarball, "--format", "json"], root));
     const result = JSON.parse(stdout) as { analysis: { problems: unknown[]; entrypoints: Record<string, unknown> } };
