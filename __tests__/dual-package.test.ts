@@ -8,8 +8,7 @@
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { CompactingChatMessageHistory, isCompactionNote, SlidingWindowCompactor, sharedTokenCountCache } from "../src";
-import type { TokenCountCache } from "../src";
+import { approximateTokenCounter, CompactingChatMessageHistory, isCompactionNote, SlidingWindowCompactor, sharedTokenCountCache, TokenCountCache } from "../src";
 import { describeValue } from "../src/errors";
 
 /** A store as another copy of `@langchain/core` would make it: the methods, none of this copy's classes. */
@@ -51,23 +50,33 @@ describe("stores and caches from another copy are recognised by their methods", 
     );
   });
 
-  it("uses a cache that only has the cache's methods", async () => {
-    const stored = new Map<BaseMessage, number>();
-    const cache = {
-      get: (_key: object, message: BaseMessage) => stored.get(message),
-      set: (_key: object, message: BaseMessage, count: number) => void stored.set(message, count),
-      clear: () => stored.clear(),
-    };
-    const compactor = new SlidingWindowCompactor({ cache: cache as unknown as TokenCountCache });
+  it("uses a TokenCountCache made by another copy of the package", async () => {
+    let ForeignCache: typeof TokenCountCache | undefined;
+    jest.isolateModules(() => {
+      ForeignCache = (require("../src/counting/cache") as typeof import("../src/counting/cache")).TokenCountCache;
+    });
+    expect(ForeignCache).not.toBe(TokenCountCache);
+    const cache = new ForeignCache!();
+    const compactor = new SlidingWindowCompactor({ cache });
     expect(compactor.cache).toBe(cache);
     const messages = long();
     await compactor.compact(messages, 20);
-    expect(stored.get(messages[2]!)).toBeGreaterThan(0);
+    expect(cache.get(approximateTokenCounter, messages[2]!)).toBeGreaterThan(0);
   });
 
-  it.each(["get", "set", "clear"])("refuses a cache without `%s`", (method) => {
-    const cache: Record<string, unknown> = { get: () => undefined, set: () => undefined, clear: () => undefined };
-    delete cache[method];
+  const withoutMethod = (method: "get" | "set" | "clear"): unknown => {
+    const cache = new TokenCountCache();
+    Object.defineProperty(cache, method, { value: undefined });
+    return cache;
+  };
+  const noBrand = { get: (): undefined => undefined, set: (): undefined => undefined, clear: (): undefined => undefined };
+  it.each<[string, unknown]>([
+    ["a Map (it has get, set and clear)", new Map()],
+    ["an object with the methods but no brand", noBrand],
+    ["a TokenCountCache without `get`", withoutMethod("get")],
+    ["a TokenCountCache without `set`", withoutMethod("set")],
+    ["a TokenCountCache without `clear`", withoutMethod("clear")],
+  ])("refuses %s", (_label, cache) => {
     expect(() => new SlidingWindowCompactor({ cache: cache as unknown as TokenCountCache })).toThrow(TypeError);
   });
 });

@@ -48,12 +48,22 @@ function isCurrent(entry: CachedCount, message: BaseMessage): boolean {
 }
 
 /**
+ * Marks a {@link TokenCountCache} under a registry symbol, the same in every
+ * copy of this package, as `@langchain/core` marks its messages for
+ * `isInstance`. The methods alone would not do: a `Map` has `get`, `set` and
+ * `clear` too.
+ */
+const TOKEN_COUNT_CACHE_BRAND = Symbol.for("langchain-compaction.TokenCountCache");
+
+/**
  * Token counts remembered per counter and per message object. Both levels
  * are `WeakMap`s: a count lives exactly as long as its message and its
  * counter, so nothing leaks however long an agent runs. The next compaction in
  * an agent loop therefore counts only the messages that are new.
  */
 export class TokenCountCache {
+  /** The brand {@link isTokenCountCache} looks for. */
+  readonly [TOKEN_COUNT_CACHE_BRAND] = true;
   private byCounter = new WeakMap<object, WeakMap<BaseMessage, CachedCount>>();
 
   /** The cached count of `message` under `counterKey`, or `undefined` when absent or stale. */
@@ -89,15 +99,20 @@ export class TokenCountCache {
 }
 
 /**
- * Whether `value` offers the cache methods a compactor calls. A check of the
- * methods, not `instanceof`: this package can be loaded twice in one process
- * (its ES-module and its CommonJS build), and a cache made by one copy must
- * be accepted by the other.
+ * Whether `value` is a {@link TokenCountCache} of any copy of this package:
+ * it carries the brand and the methods a compactor calls. Not `instanceof`:
+ * this package can be loaded twice in one process (its ES-module and its
+ * CommonJS build), and a cache made by one copy must be accepted by the other.
  */
 export function isTokenCountCache(value: unknown): value is TokenCountCache {
   if (typeof value !== "object" || value === null) return false;
-  const cache = value as Record<string, unknown>;
-  return typeof cache.get === "function" && typeof cache.set === "function" && typeof cache.clear === "function";
+  const cache = value as Record<PropertyKey, unknown>;
+  return (
+    cache[TOKEN_COUNT_CACHE_BRAND] === true &&
+    typeof cache.get === "function" &&
+    typeof cache.set === "function" &&
+    typeof cache.clear === "function"
+  );
 }
 
 /**
