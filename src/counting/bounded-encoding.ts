@@ -3,11 +3,18 @@
  *
  * js-tiktoken merges each pre-split piece in time quadratic in its length, so
  * one long piece (a run of letters such as "aaaa…", an unbroken CJK paragraph,
- * a row of "=====") takes seconds: 10,000 repeated characters take about 5 s.
- * Tiktoken's own pre-split already breaks base64, hex, JSON, code and prose
- * into short pieces at digits, case changes, punctuation and spaces, so those
- * are counted exactly and quickly. Only *hazards*, runs of at least
- * {@link HAZARD_RUN} letters or of {@link HAZARD_RUN} symbols, are handled here:
+ * a row of "=====", 4,000 spaces, a tool result of newlines) takes seconds to
+ * hours: 10,000 repeated letters take about 5 s, 4,000 spaces 3 s. Tiktoken's
+ * own pre-split already breaks base64, hex, JSON, code and prose into short
+ * pieces at digits, case changes, punctuation and spaces, so those are counted
+ * exactly and quickly. A long piece is either letters (and combining marks,
+ * after at most one other character) or made of no letter and no digit at
+ * all: whitespace runs (`\s+`, `\s*[\r\n]+`), symbol runs, and symbols
+ * followed by newlines and slashes (`[^\s\p{L}\p{N}]+[\r\n/]*`). So the
+ * *hazards* handled here are runs of at least {@link HAZARD_RUN} letters, or
+ * of {@link HAZARD_RUN} characters that are neither letters nor digits
+ * (spaces, tabs, newlines, CRLF, symbols, emoji, and any mix of them), which
+ * covers every run of one repeated character or two alternating ones:
  *
  * - a hazard of up to {@link EXACT_HAZARD_LIMIT} characters is cut into
  *   {@link CHUNK}-character chunks, each encoded on its own (a cut can change
@@ -33,13 +40,22 @@ export const CHUNK = 128;
 export const EXACT_HAZARD_LIMIT = 1024;
 export const SAMPLES = 8;
 
-// Letters and combining marks form one tiktoken piece; so do symbols and punctuation.
-const HAZARD = new RegExp(`[\\p{L}\\p{M}]{${HAZARD_RUN},}|[^\\s\\p{L}\\p{M}\\p{N}]{${HAZARD_RUN},}`, "gu");
+// Letters and combining marks form one tiktoken piece; so do whitespace, symbols, and mixes of the two.
+const HAZARD = new RegExp(`[\\p{L}\\p{M}]{${HAZARD_RUN},}|[^\\p{L}\\p{M}\\p{N}]{${HAZARD_RUN},}`, "gu");
+
+/** A cut at `at` that does not split a surrogate pair (which would encode as two replacement characters). */
+function cutAt(run: string, at: number): number {
+  if (at <= 0 || at >= run.length) return Math.max(0, Math.min(at, run.length));
+  const code = run.charCodeAt(at);
+  return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
+}
 
 function chunkedCount(encoder: Encoder, run: string): number {
   let tokens = 0;
-  for (let start = 0; start < run.length; start += CHUNK) {
-    tokens += encoder.encode(run.slice(start, start + CHUNK)).length;
+  for (let start = 0; start < run.length; ) {
+    const end = cutAt(run, start + CHUNK);
+    tokens += encoder.encode(run.slice(start, end)).length;
+    start = end;
   }
   return tokens;
 }
@@ -49,8 +65,8 @@ function sampledCount(encoder: Encoder, run: string): number {
   let sampledTokens = 0;
   let sampledChars = 0;
   for (let i = 0; i < SAMPLES; i += 1) {
-    const start = Math.round(i * stride);
-    const sample = run.slice(start, start + CHUNK);
+    const start = cutAt(run, Math.round(i * stride));
+    const sample = run.slice(start, cutAt(run, start + CHUNK));
     sampledTokens += encoder.encode(sample).length;
     sampledChars += sample.length;
   }

@@ -46,7 +46,7 @@ export function offlineEncoder(encoding: TiktokenEncodingName = "o200k_base"): T
  * An exact, offline, tool-call-aware counter using js-tiktoken with the ranks
  * it ships (`o200k_base` for GPT-4o and later, `cl100k_base` for GPT-4 and
  * GPT-3.5). Counts what {@link approximateTokenCounter} counts, with OpenAI's
- * per-message framing; long runs without whitespace are counted in bounded
+ * per-message framing; long runs (of letters, whitespace, symbols) are counted in bounded
  * time (see `boundedTokenLength`).
  *
  * The same function is returned for the same encoding, so the compactor's
