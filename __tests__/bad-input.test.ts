@@ -81,11 +81,18 @@ describe("SlidingWindowCompactor options", () => {
     [1.5, "1.5"],
     [Number.NaN, "NaN"],
     [Number.POSITIVE_INFINITY, "Infinity"],
+  ])("minKeepSteps %p: RangeError naming it", (minKeepSteps, shown) => {
+    expectThrows(() => new SlidingWindowCompactor({ minKeepSteps: minKeepSteps as number }), RangeError, "`minKeepSteps`", `got ${shown}`);
+  });
+
+  test.each<[unknown, string]>([
     ["2", '"2"'],
     [null, "null"],
     [true, "true"],
-  ])("minKeepSteps %p: RangeError naming it", (minKeepSteps, shown) => {
-    expectThrows(() => new SlidingWindowCompactor({ minKeepSteps: minKeepSteps as number }), RangeError, "`minKeepSteps`", `got ${shown}`);
+    [{}, "an object"],
+    [2n, "2n"],
+  ])("minKeepSteps %p (not a number): TypeError naming it", (minKeepSteps, shown) => {
+    expectThrows(() => new SlidingWindowCompactor({ minKeepSteps: minKeepSteps as number }), TypeError, "`minKeepSteps`", `got ${shown}`);
   });
 
   test.each<[unknown, string]>([
@@ -172,27 +179,71 @@ describe("compact and compactWithReport arguments", () => {
     }
   });
 
-  test.each(methods)("%s: a bad targetTokens is a RangeError naming it, before any counting", async (method) => {
-    const bad: [unknown, string][] = [
-      [Number.NaN, "NaN"],
-      [Number.POSITIVE_INFINITY, "Infinity"],
-      [Number.NEGATIVE_INFINITY, "-Infinity"],
-      [-1, "-1"],
-      [-0.5, "-0.5"],
-      ["100", '"100"'],
-      [null, "null"],
-      [undefined, "undefined"],
-      [10n, "10"],
+  test.each(methods)("%s: a targetTokens out of range is a RangeError, one that is not a number a TypeError, naming it, before any counting", async (method) => {
+    const bad: [unknown, string, typeof RangeError | typeof TypeError][] = [
+      [Number.NaN, "NaN", RangeError],
+      [Number.POSITIVE_INFINITY, "Infinity", RangeError],
+      [Number.NEGATIVE_INFINITY, "-Infinity", RangeError],
+      [-1, "-1", RangeError],
+      [-0.5, "-0.5", RangeError],
+      ["100", '"100"', TypeError],
+      [null, "null", TypeError],
+      [undefined, "undefined", TypeError],
+      [{}, "an object", TypeError],
+      [[100], "an array of 1", TypeError],
+      // Shown as written: "got 100" would read like a number that should have been accepted.
+      [100n, "100n", TypeError],
     ];
-    for (const [target, shown] of bad) {
+    for (const [target, shown, type] of bad) {
       const messages = conversation();
       let calls = 0;
       const spy: TokenCounter = (list) => {
         calls += 1;
         return approximateTokenCounter(list);
       };
-      await expectRejects(messages, () => new SlidingWindowCompactor()[method](messages, target as number, spy), RangeError, "`targetTokens`", `got ${shown}`);
+      const error = await expectRejects(messages, () => new SlidingWindowCompactor()[method](messages, target as number, spy), type, "`targetTokens`", `got ${shown}`);
+      // toBeInstanceOf(RangeError) would also pass for a subclass; the constructor itself must be the one named.
+      expect(error.constructor).toBe(type);
       expect(calls).toBe(0);
+    }
+  });
+
+  test.each(methods)("%s: a message whose getters throw is a TypeError naming its index, not an unexplained crash", async (method) => {
+    // Each field where the rules read it: every message's type and content, an AI message's calls, a human
+    // message's metadata (is it a note?), a tool result's id.
+    const cases: [string, number[]][] = [
+      ["type", [1, 4, 7]],
+      ["content", [0, 4, 7]],
+      ["tool_calls", [4, 6]],
+      ["response_metadata", [1, 3]],
+      ["tool_call_id", [5, 7]],
+    ];
+    for (const [field, indices] of cases) {
+      for (const index of indices) {
+        const messages = conversation();
+        const broken = messages[index]!;
+        Object.defineProperty(broken, field, {
+          get() {
+            throw new Error(`${field} is gone`);
+          },
+        });
+        const counted: BaseMessage[] = [];
+        const spy: TokenCounter = (list) => {
+          counted.push(...list);
+          return 1;
+        };
+        let caught: unknown;
+        try {
+          await new SlidingWindowCompactor({ cache: null })[method](messages, 0, spy);
+        } catch (error) {
+          caught = error;
+        }
+        // Either the input check or the layout names it: a TypeError, with the index and the getter's own message.
+        expect(caught).toBeInstanceOf(TypeError);
+        expect((caught as Error).message).toContain(`\`messages[${index}]\``);
+        expect((caught as Error).message).toContain(`${field} is gone`);
+        expect((caught as Error).message).not.toMatch(/Cannot read properties/);
+      }
     }
   });
 
@@ -268,6 +319,30 @@ describe("counters that fail", () => {
     const messages = conversation();
     const error = await expectRejects(messages, () => new SlidingWindowCompactor().compactWithReport(messages, 0, model), TokenCounterError, "getNumTokens", `index ${BAD_INDEX}`);
     expect(error.cause).toBeInstanceOf(RangeError);
+  });
+
+  test.each(["compact", "compactWithReport"] as const)("%s: counts that are each finite but sum to Infinity are a TokenCounterError naming the message", async (method) => {
+    // Half of the largest double: two of them overflow, one does not.
+    const huge = Number.MAX_VALUE / 1.5;
+    for (const candidate of [
+      ((list: BaseMessage[]) => (list.some((m) => m.type === "tool") ? huge : 1)) as TokenCounter,
+      (async (list: BaseMessage[]) => (list.some((m) => m.type === "tool") ? huge : 1)) as TokenCounter,
+    ]) {
+      const messages = conversation();
+      // The largest finite target: the newest step fits it, so the rules go on to add the next one.
+      const error = await expectRejects(messages, () => new SlidingWindowCompactor({ cache: null })[method](messages, Number.MAX_VALUE, candidate), TokenCounterError, "sum to Infinity");
+      expect([5, 7]).toContain((error as TokenCounterError).index);
+    }
+    // The same counts served from a cache are summed the same way.
+    const cache = new TokenCountCache();
+    const counter: TokenCounter = (list) => (list.some((m) => m.type === "tool") ? huge : 1);
+    const messages = conversation();
+    cache.set(counter, messages[5]!, huge);
+    cache.set(counter, messages[7]!, huge);
+    await expectRejects(messages, () => new SlidingWindowCompactor({ cache })[method](messages, Number.MAX_VALUE, counter), TokenCounterError, "sum to Infinity");
+    // One huge count alone is accepted: only the sum is out of range.
+    const single = conversation().slice(0, 6);
+    await expect(new SlidingWindowCompactor({ cache: null })[method](single, Number.MAX_VALUE, counter)).resolves.toBeDefined();
   });
 
   test.each<[unknown, new (...args: never[]) => Error, string]>([
@@ -375,26 +450,60 @@ describe("CompactionHook options", () => {
 describe("CompactionHook methods", () => {
   const hook = () => new CompactionHook({ contextWindow: 200, compactAt: 0.5, compactTo: 0.25 });
 
-  test.each<[unknown, string]>([
-    [-1, "-1"],
-    [Number.NaN, "NaN"],
-    [Number.POSITIVE_INFINITY, "Infinity"],
-    ["5", '"5"'],
-  ])("overhead tokens %p: RangeError naming it in targetTokens, estimateTokens, shouldCompact", async (overhead, shown) => {
-    expectThrows(() => hook().targetTokens(overhead as number), RangeError, "`overheadTokens`", `got ${shown}`);
+  test.each<[unknown, string, typeof RangeError | typeof TypeError]>([
+    [-1, "-1", RangeError],
+    [Number.NaN, "NaN", RangeError],
+    [Number.POSITIVE_INFINITY, "Infinity", RangeError],
+    ["5", '"5"', TypeError],
+    [null, "null", TypeError],
+    [5n, "5n", TypeError],
+  ])("overhead tokens %p: a typed error naming it in targetTokens, estimateTokens, shouldCompact", async (overhead, shown, type) => {
+    expectThrows(() => hook().targetTokens(overhead as number), type, "`overheadTokens`", `got ${shown}`);
     const messages = conversation();
-    await expectRejects(messages, () => hook().estimateTokens(messages, overhead as number), RangeError, "`overheadTokens`", `got ${shown}`);
-    await expectRejects(messages, () => hook().shouldCompact(messages, overhead as number), RangeError, "`overheadTokens`", `got ${shown}`);
+    await expectRejects(messages, () => hook().estimateTokens(messages, overhead as number), type, "`overheadTokens`", `got ${shown}`);
+    await expectRejects(messages, () => hook().shouldCompact(messages, overhead as number), type, "`overheadTokens`", `got ${shown}`);
+  });
+
+  test.each<[unknown, string, typeof RangeError | typeof TypeError]>([
+    [-1, "-1", RangeError],
+    [Number.NaN, "NaN", RangeError],
+    ["5", '"5"', TypeError],
+    [{}, "an object", TypeError],
+  ])("extraTokens %p: a typed error naming it in overheadTokens and run", async (extraTokens, shown, type) => {
+    const messages = conversation();
+    await expectRejects(messages, () => hook().overheadTokens({ extraTokens: extraTokens as number }), type, "`extraTokens`", `got ${shown}`);
+    await expectRejects(messages, () => hook().run(messages, { extraTokens: extraTokens as number }), type, "`extraTokens`", `got ${shown}`);
   });
 
   test.each<[unknown, string]>([
-    [-1, "-1"],
-    [Number.NaN, "NaN"],
-    ["5", '"5"'],
-  ])("extraTokens %p: RangeError naming it in overheadTokens and run", async (extraTokens, shown) => {
+    [null, "null"],
+    ["tools", '"tools"'],
+    [[{ name: "x" }], "an array of 1"],
+    [7, "7"],
+  ])("run(messages, %p): the overhead argument itself is a TypeError naming it", async (overhead, shown) => {
     const messages = conversation();
-    await expectRejects(messages, () => hook().overheadTokens({ extraTokens: extraTokens as number }), RangeError, "`extraTokens`", `got ${shown}`);
-    await expectRejects(messages, () => hook().run(messages, { extraTokens: extraTokens as number }), RangeError, "`extraTokens`", `got ${shown}`);
+    await expectRejects(messages, () => hook().run(messages, overhead as never), TypeError, "`overhead`", `got ${shown}`);
+    await expectRejects(messages, () => hook().overheadTokens(overhead as never), TypeError, "`overhead`", `got ${shown}`);
+  });
+
+  test.each<[unknown[], number, string]>([
+    [[null], 0, "null"],
+    [[{}], 0, "an object"],
+    [[{ type: "function", function: { name: "f", parameters: {} } }, undefined], 1, "undefined"],
+    [[{ name: "ok" }, { function: null }], 1, "an object"],
+    [[{ name: "ok" }, { name: "ok2" }, "lookup"], 2, '"lookup"'],
+    [[[]], 0, "an array of 0"],
+  ])("tools %p: TypeError naming the element's index and value", async (tools, index, shown) => {
+    const messages = conversation();
+    const error = await expectRejects(messages, () => hook().run(messages, { tools: tools as never }), TypeError, `\`tools[${index}]\``, `got ${shown}`);
+    expect(error.message).not.toMatch(/Cannot read properties/);
+  });
+
+  test("tools in every shape a provider accepts are counted: LangChain tools, OpenAI definitions, named and built-in tools", async () => {
+    const oneTool = async (tool: unknown) => hook().overheadTokens({ tools: [tool as never] });
+    expect(await oneTool({ type: "function", function: { name: "weather", description: "d", parameters: { type: "object", properties: {} } } })).toBeGreaterThan(0);
+    expect(await oneTool({ name: "weather", input_schema: { type: "object" } })).toBeGreaterThan(0);
+    expect(await oneTool({ type: "web_search_preview" })).toBeGreaterThan(0);
   });
 
   test("tools not an array, or a systemMessage that is neither a message nor a string: TypeError naming it", async () => {

@@ -345,12 +345,12 @@ describe("bad input", () => {
   const list = () => [system(), human(), answer(), human()];
 
   test.each([
-    [-1, "-1"],
-    [1.5, "1.5"],
-    ["2", '"2"'],
-    [Number.NaN, "NaN"],
-  ])("minKeepSteps %p: RangeError naming the value", (value, shown) => {
-    expect(() => new SlidingWindowCompactor({ minKeepSteps: value as number })).toThrow(RangeError);
+    [-1, "-1", RangeError],
+    [1.5, "1.5", RangeError],
+    ["2", '"2"', TypeError],
+    [Number.NaN, "NaN", RangeError],
+  ])("minKeepSteps %p: a typed error naming the value (TypeError for a non-number, RangeError out of range)", (value, shown, type) => {
+    expect(() => new SlidingWindowCompactor({ minKeepSteps: value as number })).toThrow(type);
     expect(() => new SlidingWindowCompactor({ minKeepSteps: value as number })).toThrow(`minKeepSteps\` must be a whole number of at least 0, got ${shown}`);
   });
 
@@ -365,15 +365,15 @@ describe("bad input", () => {
   });
 
   test.each([
-    [Number.NaN, "NaN"],
-    [Number.POSITIVE_INFINITY, "Infinity"],
-    [-1, "-1"],
-    ["100", '"100"'],
-  ])("targetTokens %p: RangeError naming the value", async (target, shown) => {
+    [Number.NaN, "NaN", RangeError],
+    [Number.POSITIVE_INFINITY, "Infinity", RangeError],
+    [-1, "-1", RangeError],
+    ["100", '"100"', TypeError],
+  ])("targetTokens %p: a typed error naming the value (TypeError for a non-number, RangeError out of range)", async (target, shown, type) => {
     const messages = list();
     const before = snapshotMessages(messages);
     const call = new SlidingWindowCompactor().compact(messages, target as number, lengthCounter);
-    await expect(call).rejects.toThrow(RangeError);
+    await expect(call).rejects.toThrow(type);
     await expect(new SlidingWindowCompactor().compact(messages, target as number)).rejects.toThrow(`got ${shown}`);
     expect(snapshotMessages(messages)).toStrictEqual(before);
   });

@@ -97,25 +97,55 @@ async function setUp(plan: CasePlan): Promise<Case> {
 // ---------------------------------------------------------------------------
 // Independent readings of the input (not the library's own helpers)
 
+/** What a message is, read here from `type` and a ChatMessage's `role`, as the providers' converters read them. */
+function roleIn(message: BaseMessage): "system" | "human" | "ai" | "tool" | "other" {
+  if (message.type === "generic") {
+    const role = (message as unknown as { role?: string }).role;
+    if (role === "user" || role === "human") return "human";
+    if (role === "assistant" || role === "ai") return "ai";
+    if (role === "system" || role === "developer") return "system";
+    return role === "tool" ? "tool" : "other";
+  }
+  const type = String(message.type);
+  return type === "system" || type === "human" || type === "ai" || type === "tool" ? type : "other";
+}
+
 function isOurNote(message: BaseMessage): boolean {
   const meta = (message.response_metadata as { compaction?: { strategy?: unknown } } | undefined)?.compaction;
-  return message.type === "human" && meta?.strategy === "sliding_window";
+  return roleIn(message) === "human" && meta?.strategy === "sliding_window";
 }
 
 function systemBlockEnd(messages: readonly BaseMessage[]): number {
   let end = 0;
-  while (end < messages.length && messages[end]!.type === "system") end += 1;
+  while (end < messages.length && roleIn(messages[end]!) === "system") end += 1;
   return end;
 }
 
 function latestRealHuman(messages: readonly BaseMessage[], from: number): number {
-  for (let i = messages.length - 1; i >= from; i -= 1) if (messages[i]!.type === "human" && !isOurNote(messages[i]!)) return i;
+  for (let i = messages.length - 1; i >= from; i -= 1) if (roleIn(messages[i]!) === "human" && !isOurNote(messages[i]!)) return i;
   return -1;
 }
 
+/**
+ * Every call id a provider's converter sends for this message: parsed calls,
+ * invalid calls, raw OpenAI calls in `additional_kwargs`, and Anthropic
+ * `tool_use` blocks (plus standard `tool_call` blocks).
+ */
 function callIds(message: BaseMessage): string[] {
-  if (!AIMessage.isInstance(message)) return [];
-  return (message.tool_calls ?? []).map((call) => call.id).filter((id): id is string => typeof id === "string" && id.length > 0);
+  if (roleIn(message) !== "ai") return [];
+  const fields = message as unknown as {
+    tool_calls?: { id?: unknown }[];
+    invalid_tool_calls?: { id?: unknown }[];
+    additional_kwargs?: { tool_calls?: { id?: unknown }[] };
+  };
+  const blocks = Array.isArray(message.content) ? (message.content as { type?: unknown; id?: unknown }[]) : [];
+  const ids = [
+    ...(fields.tool_calls ?? []).map((call) => call.id),
+    ...(fields.invalid_tool_calls ?? []).map((call) => call.id),
+    ...(fields.additional_kwargs?.tool_calls ?? []).map((call) => call.id),
+    ...blocks.filter((block) => block.type === "tool_use" || block.type === "tool_call").map((block) => block.id),
+  ];
+  return [...new Set(ids.filter((id): id is string => typeof id === "string" && id.length > 0))];
 }
 
 function resultId(message: BaseMessage): string | undefined {
@@ -365,6 +395,67 @@ describe("compactor properties on messy conversations", () => {
       if (kept > c.target) fail(`kept ${kept} tokens for a target of ${c.target} (protected + minKeepSteps: ${needed})`, c.messages);
     });
     console.log(`property 8: premise held in ${premiseHeld} cases, ${compacted} of them compacted`);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Properties 10 and 11: message shapes (issue 9 §3)
+
+describe("compactor properties on message shapes", () => {
+  test("10. a system or other message after the task is kept exactly when the step it stands in is", async () => {
+    let checked = 0;
+    await check("10-late-system-with-its-step", casePlan, async (plan) => {
+      const c = await setUp(plan);
+      const result = await c.compactor.compact(c.messages, c.target, c.counter);
+      if (result === null) return;
+      const kept = new Set(result);
+      const end = systemBlockEnd(c.messages);
+      const task = latestRealHuman(c.messages, end);
+      let stepHead = -1; // the AI message that opened the step we are in
+      for (let i = Math.max(task + 1, end); i < c.messages.length; i += 1) {
+        const message = c.messages[i]!;
+        const role = roleIn(message);
+        if (role === "ai") stepHead = i;
+        if ((role !== "system" && role !== "other") || stepHead < 0) continue;
+        // The same object may stand twice (a duplicated message); its two places may belong to two steps.
+        if (c.messages.indexOf(message) !== i || c.messages.indexOf(c.messages[stepHead]!) !== stepHead) continue;
+        checked += 1;
+        if (kept.has(message) !== kept.has(c.messages[stepHead]!)) {
+          fail(`message ${i} (${role}) ${kept.has(message) ? "kept" : "removed"} but the step it stands in (from ${stepHead}) ${kept.has(c.messages[stepHead]!) ? "kept" : "removed"}`, c.messages);
+        }
+      }
+    });
+    console.log(`property 10: ${checked} late system or other messages checked`);
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  test("11. a ChatMessage is read by its role: a user ChatMessage can be the task, an assistant one's calls stay with their results", async () => {
+    const seen = { chatTask: 0, chatCalls: 0 };
+    await check("11-chat-roles", casePlan, async (plan) => {
+      const c = await setUp(plan);
+      const result = await c.compactor.compact(c.messages, c.target, c.counter);
+      const task = latestRealHuman(c.messages, systemBlockEnd(c.messages));
+      if (task >= 0 && c.messages[task]!.type === "generic") {
+        seen.chatTask += 1;
+        // Target 0 and no steps kept: only what is protected stays, and the task is.
+        const bare = await new SlidingWindowCompactor({ minKeepSteps: 0, cache: null }).compact(c.messages, 0, c.counter);
+        if (bare !== null && !bare.includes(c.messages[task]!)) fail(`the ChatMessage task at ${task} was removed`, c.messages);
+      }
+      if (result === null) return;
+      const kept = new Set(result);
+      for (const ai of c.messages) {
+        if (ai.type !== "generic" && callIds(ai).length === 0) continue;
+        for (const id of callIds(ai)) {
+          for (const tool of c.messages) {
+            if (resultId(tool) !== id) continue;
+            seen.chatCalls += 1;
+            if (kept.has(ai) !== kept.has(tool)) fail(`call ${id} and its result split`, c.messages);
+          }
+        }
+      }
+    });
+    console.log(`property 11: ${JSON.stringify(seen)}`);
+    expect(seen.chatTask).toBeGreaterThan(0);
   });
 });
 

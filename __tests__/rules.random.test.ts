@@ -5,7 +5,7 @@
  * the rules as the issue states them. Results must be identical: the same kept
  * objects in the same order, and the same note text and metadata.
  */
-import { BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
 import {
   approximateTokenCounter,
@@ -29,8 +29,26 @@ interface CompactionMeta {
   kept_messages: number;
 }
 
+/** The rules' reading of a message's role (issue 9 §3): its type, or a ChatMessage's role as the providers read it. */
+function roleIn(message: BaseMessage): string {
+  if (message.type !== "generic") return ["system", "human", "ai", "tool"].includes(message.type) ? message.type : "other";
+  const role = (message as ChatMessage).role;
+  const map: Record<string, string> = { user: "human", human: "human", assistant: "ai", ai: "ai", system: "system", developer: "system", tool: "tool" };
+  return map[role] ?? "other";
+}
+
+/** Every call id an AI message carries, wherever a provider's converter reads it. */
+function callIdsIn(message: BaseMessage): string[] {
+  if (roleIn(message) !== "ai") return [];
+  const m = message as { tool_calls?: { id?: string }[]; invalid_tool_calls?: { id?: string }[]; additional_kwargs?: { tool_calls?: { id?: string }[] } };
+  const blocks = Array.isArray(message.content) ? (message.content as { type?: string; id?: string }[]).filter((b) => b.type === "tool_use") : [];
+  return [...(m.tool_calls ?? []), ...(m.invalid_tool_calls ?? []), ...(m.additional_kwargs?.tool_calls ?? []), ...blocks]
+    .map((c) => c.id)
+    .filter((id): id is string => typeof id === "string" && id !== "");
+}
+
 function noteMeta(message: BaseMessage): CompactionMeta | undefined {
-  if (message.type !== "human") return undefined;
+  if (roleIn(message) !== "human") return undefined;
   const meta = (message.response_metadata as { compaction?: CompactionMeta } | undefined)?.compaction;
   return meta?.strategy === "sliding_window" ? meta : undefined;
 }
@@ -58,10 +76,10 @@ function referenceCompact(
 
   // Rule 2: protected messages.
   let systemEnd = 0;
-  while (systemEnd < messages.length && messages[systemEnd]!.type === "system") systemEnd += 1;
+  while (systemEnd < messages.length && roleIn(messages[systemEnd]!) === "system") systemEnd += 1;
   let anchor = -1;
   for (let i = messages.length - 1; i >= systemEnd; i -= 1) {
-    if (messages[i]!.type === "human" && noteMeta(messages[i]!) === undefined) {
+    if (roleIn(messages[i]!) === "human" && noteMeta(messages[i]!) === undefined) {
       anchor = i;
       break;
     }
@@ -70,10 +88,8 @@ function referenceCompact(
   // Rules 3 and 4: groups. Tool results join the AI message whose call they answer, by id.
   const callerOf = new Map<string, number>();
   messages.forEach((message, i) => {
-    if (i < systemEnd || message.type !== "ai") return;
-    for (const call of (message as { tool_calls?: { id?: string }[] }).tool_calls ?? []) {
-      if (call.id && !callerOf.has(call.id)) callerOf.set(call.id, i);
-    }
+    if (i < systemEnd) return;
+    for (const id of callIdsIn(message)) if (!callerOf.has(id)) callerOf.set(id, i);
   });
   const groupOf = new Map<number, number[]>(); // message index -> its group
   const turns: number[][] = [];
@@ -86,9 +102,12 @@ function referenceCompact(
     if (callId !== undefined && callerOf.has(callId)) continue; // placed below, with its call
     let group: number[] | null = null;
     if (anchor < 0 || i > anchor) {
-      if (message.type === "ai") steps.push((group = []));
+      // In the task: an AI message opens a step; any other message stays in the step it stands in (or opens one).
+      if (roleIn(message) === "ai" || (roleIn(message) !== "tool" && steps.length === 0)) {
+        steps.push((group = []));
+      } else if (roleIn(message) !== "tool") group = steps[steps.length - 1]!;
     } else {
-      if (message.type === "human") turns.push((turn = []));
+      if (roleIn(message) === "human") turns.push((turn = []));
       group = turn;
     }
     if (group) {
@@ -206,8 +225,69 @@ const COUNTERS: { name: string; sync: (messages: BaseMessage[]) => number; given
 
 const NOTES = [DEFAULT_OMISSION_NOTE, "Gone: {other} x{num_removed}", "History was trimmed.", null, ""];
 
+/**
+ * Issue 9 §3's shapes on a labelled conversation, with its labels carried
+ * over: user messages as ChatMessages (role "user" or "human"), AI messages
+ * whose call ids stand only in `invalid_tool_calls`, `additional_kwargs` or
+ * `tool_use` blocks, and system (or unknown-role) messages after the task,
+ * each belonging to the step it follows. `choices` picks per message.
+ */
+interface Reshape {
+  chatUsers: boolean;
+  idSources: ("tool_calls" | "invalid_tool_calls" | "additional_kwargs" | "tool_use")[];
+  lateSystem: boolean[];
+}
+
+function reshape(c: LabelledConversation, plan: Reshape): LabelledConversation {
+  let k = 0;
+  const swap = new Map<BaseMessage, BaseMessage>();
+  const asChat = (m: BaseMessage, i: number) => new ChatMessage({ role: i % 2 === 0 ? "user" : "human", content: m.content });
+  const reshapeAI = (m: BaseMessage): BaseMessage => {
+    const ai = m as AIMessage;
+    const calls = ai.tool_calls ?? [];
+    const source = plan.idSources[k++ % Math.max(1, plan.idSources.length)] ?? "tool_calls";
+    if (calls.length === 0 || source === "tool_calls") return m;
+    if (source === "invalid_tool_calls") {
+      return new AIMessage({ content: ai.content, tool_calls: [], invalid_tool_calls: calls.map((c) => ({ id: c.id, name: c.name, args: "{", error: "bad", type: "invalid_tool_call" as const })) });
+    }
+    if (source === "tool_use") {
+      return new AIMessage({ content: [{ type: "text", text: String(ai.content) }, ...calls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.args }))], tool_calls: [] });
+    }
+    const raw = new AIMessage({ content: ai.content });
+    raw.additional_kwargs = { tool_calls: calls.map((c) => ({ id: c.id!, type: "function" as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })) };
+    raw.tool_calls = [];
+    return raw;
+  };
+  const map = (m: BaseMessage) => swap.get(m) ?? m;
+  c.turns.forEach((turn, i) => {
+    if (plan.chatUsers) swap.set(turn[0]!, asChat(turn[0]!, i));
+    for (const m of turn.slice(1)) if (m.type === "ai") swap.set(m, reshapeAI(m));
+  });
+  if (plan.chatUsers) swap.set(c.task, asChat(c.task, c.turns.length));
+  for (const step of c.steps) swap.set(step[0]!, reshapeAI(step[0]!));
+  const steps = c.steps.map((step, i) => {
+    const out = step.map(map);
+    if (plan.lateSystem[i]) out.push(i % 2 === 0 ? new SystemMessage(`late instruction ${i}`) : new ChatMessage({ role: "critic", content: `note ${i}` }));
+    return out;
+  });
+  const turns = c.turns.map((turn) => turn.map(map));
+  const task = map(c.task) as HumanMessage;
+  const afterTask = c.messages.slice(c.messages.indexOf(c.task) + 1).filter((m) => m === c.earlierNote);
+  const messages = [...c.messages.slice(0, c.messages.indexOf(c.task)).map(map), task, ...afterTask, ...steps.flat()];
+  return { messages, system: c.system, earlierNote: c.earlierNote, turns, task, steps };
+}
+
+const reshapeArbitrary: fc.Arbitrary<Reshape | null> = fc.option(
+  fc.record({
+    chatUsers: fc.boolean(),
+    idSources: fc.array(fc.constantFrom("tool_calls" as const, "invalid_tool_calls" as const, "additional_kwargs" as const, "tool_use" as const), { minLength: 1, maxLength: 6 }),
+    lateSystem: fc.array(fc.boolean(), { maxLength: 8 }),
+  }),
+  { freq: 2 },
+);
+
 const scenario = fc.record({
-  conversation: labelledConversationArbitrary(),
+  conversation: fc.tuple(labelledConversationArbitrary(), reshapeArbitrary).map(([c, plan]) => (plan === null ? { ...c, reshaped: false } : { ...reshape(c, plan), reshaped: true })),
   counter: fc.integer({ min: 0, max: COUNTERS.length - 1 }),
   minKeepSteps: fc.integer({ min: 0, max: 4 }),
   note: fc.integer({ min: 0, max: NOTES.length - 1 }),
@@ -228,6 +308,7 @@ function checkRules(
   target: number,
   minKeepSteps: number,
   noteEnabled: boolean,
+  reshaped: boolean,
 ): void {
   const { messages, system, task, turns, steps, earlierNote } = labelled;
   // The reference grouped exactly what the generator built.
@@ -258,7 +339,8 @@ function checkRules(
   expect(withoutNote.slice(0, system.length)).toEqual(system);
   system.forEach((m, i) => expect(withoutNote[i]).toBe(m));
   expect(withoutNote).toContain(task);
-  assertProviderValid(result);
+  // The reshaped shapes are valid for some providers only (ChatMessages, calls outside tool_calls, late system messages).
+  if (!reshaped) assertProviderValid(result);
 
   const keptFlags = (groups: BaseMessage[][]) =>
     groups.map((group) => {
@@ -299,7 +381,7 @@ function checkRules(
 
 describe("selection rules on random conversations", () => {
   test(`compactor agrees with the reference and the rules hold (${NUM_RUNS} conversations)`, async () => {
-    const seen = { null: 0, fits: 0, trimmed: 0, turnsOnly: 0, withEarlierNote: 0 };
+    const seen = { null: 0, fits: 0, trimmed: 0, turnsOnly: 0, withEarlierNote: 0, reshaped: 0 };
     await fc.assert(
       fc.asyncProperty(scenario, async ({ conversation, counter, minKeepSteps, note, cache, target: t }) => {
         const { messages } = conversation;
@@ -330,7 +412,8 @@ describe("selection rules on random conversations", () => {
           expect(report.keptCount).toBe(messages.length - report.removed.length);
         }
 
-        checkRules(conversation, result, ref, target, minKeepSteps, template !== null && template !== "");
+        checkRules(conversation, result, ref, target, minKeepSteps, template !== null && template !== "", conversation.reshaped);
+        if (conversation.reshaped) seen.reshaped += 1;
 
         if (result === null) seen[ref.total <= target ? "fits" : "null"] += 1;
         else if (conversation.steps.some((s) => !result.includes(s[0]!))) seen.trimmed += 1;
@@ -345,5 +428,6 @@ describe("selection rules on random conversations", () => {
     expect(seen.trimmed).toBeGreaterThan(0);
     expect(seen.turnsOnly).toBeGreaterThan(0);
     expect(seen.withEarlierNote).toBeGreaterThan(0);
+    expect(seen.reshaped).toBeGreaterThan(NUM_RUNS / 5);
   });
 });

@@ -11,8 +11,12 @@
  *   message object twice, repeated and missing message ids, system messages in
  *   the middle, content as block arrays (text, image_url) or empty, one huge
  *   message, real compaction notes (from the note helper, or from running the
- *   compactor on a prefix), human messages that only look like notes, and
- *   `AIMessageChunk`s;
+ *   compactor on a prefix), human messages that only look like notes,
+ *   `AIMessageChunk`s, `ChatMessage`s with every role LangChain and the
+ *   providers use (and an unknown one), AI messages whose call ids stand only
+ *   in `invalid_tool_calls`, only in `additional_kwargs.tool_calls` (raw
+ *   OpenAI) or only in `tool_use` content blocks (Anthropic), and a model that
+ *   reuses one call id (`call_0`) for many calls;
  * - {@link wellFormedPlanArbitrary} / {@link buildWellFormedConversation}:
  *   well-formed conversations that also use block content, images and chunks,
  *   which a provider must accept;
@@ -26,6 +30,7 @@ import {
   AIMessage,
   AIMessageChunk,
   BaseMessage,
+  ChatMessage,
   HumanMessage,
   SystemMessage,
   ToolMessage,
@@ -122,11 +127,21 @@ export interface CallPlan {
   content: ContentPlan;
 }
 
+/** Where an AI message carries its call ids: where each provider's converter reads them from. */
+export type CallIdsIn = "tool_calls" | "invalid_tool_calls" | "additional_kwargs" | "tool_use";
+
+/** A `ChatMessage` role: LangChain's and the providers' names for each role, and one nobody knows. */
+export type ChatRole = "user" | "human" | "assistant" | "ai" | "system" | "developer" | "tool" | "critic";
+
 export type MessyOp =
   | { op: "human"; content: ContentPlan; id: IdPlan }
+  /** A `ChatMessage` (type "generic", as history stores also hand it back). */
+  | { op: "chat"; role: ChatRole; content: ContentPlan; id: IdPlan }
+  /** A model that reuses the call id `call_0` for a new call, answered right after (or, with `answered` false, never). */
+  | { op: "reuse"; content: ContentPlan; answered: boolean }
   | { op: "system"; content: ContentPlan; id: IdPlan }
   | { op: "ai"; content: ContentPlan; chunk: boolean; id: IdPlan }
-  | { op: "call"; content: ContentPlan; chunk: boolean; id: IdPlan; calls: CallPlan[] }
+  | { op: "call"; content: ContentPlan; chunk: boolean; id: IdPlan; calls: CallPlan[]; idsIn: CallIdsIn }
   /** A ToolMessage whose id no AI message asked for. */
   | { op: "orphan"; content: ContentPlan; id: IdPlan }
   /** A new AI message repeating the tool calls (same ids) of the latest calling AI message: a retried model call. */
@@ -195,8 +210,19 @@ const messyOp: fc.Arbitrary<MessyOp> = fc.oneof(
       chunk: fc.boolean(),
       id,
       calls: fc.array(callPlan, { minLength: 1, maxLength: 3 }),
+      idsIn: fc.constantFrom<CallIdsIn>("tool_calls", "tool_calls", "tool_calls", "invalid_tool_calls", "additional_kwargs", "tool_use"),
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("chat" as const),
+      role: fc.constantFrom<ChatRole>("user", "human", "assistant", "ai", "system", "developer", "tool", "critic"),
+      content: messyContent,
+      id,
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("reuse" as const), content: messyContent, answered: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("orphan" as const), content: messyContent, id }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("retry" as const), content: messyContent, chunk: fc.boolean(), id }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("duplicate" as const), back: fc.nat(6) }) },
@@ -272,13 +298,30 @@ export function buildMessyConversation(plan: MessyPlan): BaseMessage[] {
     lastId = `msg-${(idSeq += 1)}`;
     return lastId;
   };
-  const aiMessage = (chunk: boolean, content: ContentPlan, idPlan: IdPlan, calls: typeof lastCalls) => {
-    const fields = {
-      content: buildContent(content),
-      id: messageId(idPlan),
-      tool_calls: calls.map((call) => ({ ...call, type: "tool_call" as const })),
-    };
-    return chunk ? new AIMessageChunk(fields) : new AIMessage(fields);
+  const aiMessage = (chunk: boolean, content: ContentPlan, idPlan: IdPlan, calls: typeof lastCalls, idsIn: CallIdsIn = "tool_calls") => {
+    const withIds = calls.filter((call) => call.id !== undefined);
+    let built: MessageContent = buildContent(content);
+    const fields: ConstructorParameters<typeof AIMessage>[0] & object = { content: built, id: messageId(idPlan) };
+    if (idsIn === "tool_calls") fields.tool_calls = calls.map((call) => ({ ...call, type: "tool_call" as const }));
+    else if (idsIn === "invalid_tool_calls") {
+      // What ChatOpenAI makes of malformed JSON arguments: no parsed call, an invalid one with the id.
+      fields.tool_calls = [];
+      fields.invalid_tool_calls = calls.map((call) => ({ id: call.id, name: call.name, args: "{\"q\": ", error: "Malformed args.", type: "invalid_tool_call" as const }));
+    } else if (idsIn === "tool_use") {
+      const text = typeof built === "string" ? (built === "" ? [] : [{ type: "text", text: built }]) : built;
+      built = [...text, ...withIds.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: call.args }))];
+      fields.content = built;
+      fields.tool_calls = [];
+    }
+    const message = chunk ? new AIMessageChunk(fields as never) : new AIMessage(fields);
+    if (idsIn === "additional_kwargs") {
+      // Raw OpenAI calls only (as a store that kept additional_kwargs but not the parsed calls hands them back).
+      message.additional_kwargs = {
+        tool_calls: withIds.map((call) => ({ id: call.id!, type: "function" as const, function: { name: call.name, arguments: JSON.stringify(call.args) } })),
+      };
+      message.tool_calls = [];
+    }
+    return message;
   };
   const toolResult = (toolCallId: string | undefined, name: string, content: ContentPlan) =>
     new ToolMessage({
@@ -319,7 +362,7 @@ export function buildMessyConversation(plan: MessyPlan): BaseMessage[] {
           name: call.name,
           args: call.args,
         }));
-        messages.push(aiMessage(op.chunk, op.content, op.id, calls));
+        messages.push(aiMessage(op.chunk, op.content, op.id, calls, op.idsIn));
         lastCalls = calls;
         const next: { order: number; message: ToolMessage }[] = [];
         op.calls.forEach((call, k) => {
@@ -336,6 +379,15 @@ export function buildMessyConversation(plan: MessyPlan): BaseMessage[] {
         });
         next.sort((a, b) => a.order - b.order);
         for (const { message } of next) messages.push(message);
+        break;
+      }
+      case "chat":
+        messages.push(new ChatMessage({ role: op.role, content: buildContent(op.content), id: messageId(op.id) }));
+        break;
+      case "reuse": {
+        const call = { id: "call_0", name: "search", args: { q: "again" } };
+        messages.push(aiMessage(false, op.content, "fresh", [call]));
+        if (op.answered) messages.push(toolResult("call_0", "search", "same id, new answer"));
         break;
       }
       case "orphan":

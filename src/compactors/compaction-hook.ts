@@ -4,7 +4,7 @@ import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { assertTokenBudget, describeValue } from "../errors";
+import { assertTokenBudget, assertTools, describeValue } from "../errors";
 import { isAI } from "../messages/roles";
 import type { CompactionReport } from "./report";
 import { assertConversation, SlidingWindowCompactor } from "./sliding-window";
@@ -103,9 +103,12 @@ export class CompactionHook {
 
   /** Tokens a request spends besides its messages: tool schemas, an outside system prompt, extras. */
   async overheadTokens(overhead: RequestOverhead = {}): Promise<number> {
+    if (typeof overhead !== "object" || overhead === null || Array.isArray(overhead)) {
+      throw new TypeError(`\`overhead\` must be an object ({ tools, systemMessage, extraTokens }), got ${describeValue(overhead)}`);
+    }
     const { tools = [], systemMessage = null, extraTokens = 0 } = overhead;
     assertTokenBudget("extraTokens", extraTokens);
-    if (!Array.isArray(tools)) throw new TypeError(`\`tools\` must be an array, got ${describeValue(tools)}`);
+    assertTools(tools);
     const carried: BaseMessage[] = [];
     if (tools.length > 0) {
       const schemas = tools.map((tool) => convertToOpenAITool(tool as StructuredToolInterface));

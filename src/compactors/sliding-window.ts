@@ -3,11 +3,11 @@ import { isTokenCountCache, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
 import { AsyncCountNeeded, countTotal, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
-import { layoutConversation } from "../messages/layout";
+import { assertMessagesFrom, assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
+import { layoutCheckedConversation } from "../messages/layout";
 import type { ConversationLayout, MessageGroup } from "../messages/layout";
 import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../messages/note";
-import { isMessage } from "../messages/roles";
+import { PrefixMemory } from "../messages/prefix-memory";
 import type { CompactionReport } from "./report";
 import { selectWindow } from "./selection";
 
@@ -35,13 +35,17 @@ export interface SlidingWindowCompactorOptions {
   cache?: TokenCountCache | null;
 }
 
-/** Which input messages a selection keeps, as a mask over indices. */
-function keptMask(length: number, layout: ConversationLayout, groups: readonly MessageGroup[]): Uint8Array {
-  const keep = new Uint8Array(length);
-  keep.fill(1, 0, layout.systemEnd);
-  if (layout.anchor >= 0) keep[layout.anchor] = 1;
-  for (const group of groups) for (const index of group.members) keep[index] = 1;
-  return keep;
+/**
+ * The indices a selection keeps, ascending: the protected messages and the
+ * kept groups' members. Built from the kept groups alone, so a compaction that
+ * keeps a few dozen messages of a long history reads a few dozen indices.
+ */
+function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup[]): number[] {
+  const kept: number[] = [];
+  for (let index = 0; index < layout.systemEnd; index += 1) kept.push(index);
+  if (layout.anchor >= 0) kept.push(layout.anchor);
+  for (const group of groups) for (const index of group.members) kept.push(index);
+  return kept.sort((a, b) => a - b);
 }
 
 /**
@@ -125,11 +129,11 @@ export class SlidingWindowCompactor {
     tokenCounterLike: TokenCounterLike | undefined,
     fullReport: boolean,
   ): Promise<CompactionReport> {
-    assertConversation(messages);
+    // Checks the list and lays it out in one pass over what is new since the last list seen (see `layoutCheckedConversation`).
+    const layout = layoutCheckedConversation(messages);
     assertTokenBudget("targetTokens", targetTokens);
     const counter = resolveTokenCounter(tokenCounterLike);
     const counts = new MessageCounts(messages, counter, this.cache);
-    const layout = layoutConversation(messages);
 
     let selection: WindowSelection;
     try {
@@ -153,32 +157,21 @@ export class SlidingWindowCompactor {
     };
     if (selection.fits) return unchanged();
 
-    const keep = keptMask(messages.length, layout, [...selection.turns, ...selection.steps]);
-    const kept: BaseMessage[] = [];
-    const removed: BaseMessage[] = [];
-    let removedSoFar = 0;
-    let onlyNotesRemoved = true;
-    messages.forEach((message, index) => {
-      if (keep[index]) {
-        kept.push(message);
-        return;
-      }
-      removed.push(message);
-      const folded = compactionNoteMetadata(message);
-      if (folded === undefined) {
-        onlyNotesRemoved = false;
-        removedSoFar += 1;
-      } else {
-        removedSoFar += folded.removed_messages;
-      }
-    });
+    const keptAt = keptIndicesOf(layout, [...selection.turns, ...selection.steps]);
+    const kept = keptAt.map((index) => messages[index]!);
+    // Earlier notes are in no group, so every one of them goes; what else goes is every message not kept.
+    const removedCount = messages.length - kept.length;
+    let removedSoFar = removedCount - layout.notes.length;
+    for (const index of layout.notes) removedSoFar += compactionNoteMetadata(messages[index]!)?.removed_messages ?? 0;
     // Swapping one note for another frees nothing.
-    if (removed.length === 0 || onlyNotesRemoved) return unchanged();
+    if (removedCount === 0 || removedCount === layout.notes.length) return unchanged();
+    // Listed only for a report: `compact` returns the kept messages, and a long history's removed part is long.
+    const removed = fullReport ? removedMessages(messages, keptAt) : [];
 
     const note = this.omissionNote === null ? null : createCompactionNote(this.omissionNote, removedSoFar, kept.length);
-    const result = note === null ? kept : insertNote(kept, note, layout, keep, selection.stepsTrimmed);
+    const result = note === null ? kept : insertNote(kept, note, layout, keptAt, selection.stepsTrimmed);
     const tokensBefore = tokensOf(allIndices());
-    const tokensKept = tokensOf(keptIndices(keep));
+    const tokensKept = tokensOf(keptAt);
     const tokensAfter = fullReport && note !== null ? tokensKept + (await countTotal([note], counter, this.cache)) : tokensKept;
     return withStage({
       messages: result,
@@ -229,8 +222,15 @@ function withStage(report: Omit<CompactionReport, "strategy" | "stages">): Compa
   };
 }
 
-function* keptIndices(keep: Uint8Array): Generator<number> {
-  for (let index = 0; index < keep.length; index += 1) if (keep[index]) yield index;
+/** The messages not at `keptAt` (ascending), in order. */
+function removedMessages(messages: readonly BaseMessage[], keptAt: readonly number[]): BaseMessage[] {
+  const removed: BaseMessage[] = [];
+  let next = 0;
+  for (let index = 0; index < messages.length; index += 1) {
+    if (keptAt[next] === index) next += 1;
+    else removed.push(messages[index]!);
+  }
+  return removed;
 }
 
 /**
@@ -242,27 +242,32 @@ function insertNote(
   kept: BaseMessage[],
   note: HumanMessage,
   layout: ConversationLayout,
-  keep: Uint8Array,
+  keptAt: readonly number[],
   stepsTrimmed: boolean,
 ): BaseMessage[] {
   let position = layout.systemEnd;
   if (stepsTrimmed && layout.anchor >= 0) {
     // Kept messages before the anchor are the system block plus anything a kept step drew in.
-    position = 0;
-    for (let index = 0; index <= layout.anchor; index += 1) if (keep[index]) position += 1;
+    position = keptAt.indexOf(layout.anchor) + 1;
   }
   return [...kept.slice(0, position), note, ...kept.slice(position)];
 }
 
 
-/** Throws a `TypeError` naming the first element that is not a `BaseMessage`. */
+/** Lists recently checked, so that a history checked before is not checked again message by message. */
+const checkedLists = new PrefixMemory<true>();
+
+/**
+ * Throws a `TypeError` naming the first element that is not a `BaseMessage`
+ * (or whose getters throw). Leading messages that are the very objects of a
+ * list checked before, at the same positions, are not checked again: an agent's
+ * history is checked once, and then only what each call adds to it.
+ */
 export function assertConversation(messages: unknown, name = "messages"): asserts messages is BaseMessage[] {
   if (!Array.isArray(messages)) {
     throw new TypeError(`\`${name}\` must be an array of BaseMessage, got ${describeValue(messages)}`);
   }
-  for (let index = 0; index < messages.length; index += 1) {
-    if (!isMessage(messages[index])) {
-      throw new TypeError(`\`${name}[${index}]\` must be a BaseMessage, got ${describeValue(messages[index])}`);
-    }
-  }
+  const { entry, common } = checkedLists.recall(messages);
+  assertMessagesFrom(messages, common, name);
+  checkedLists.remember(entry, true, messages as BaseMessage[], common);
 }

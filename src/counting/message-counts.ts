@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { describeValue, TokenCounterError } from "../errors";
+import { describeValue, reasonOf, TokenCounterError } from "../errors";
 import { approximateTokenCounter } from "./approximate";
 import type { TokenCountCache } from "./cache";
 import type { TokenCounterLike } from "./types";
@@ -50,24 +50,35 @@ const ASYNC_COUNT_NEEDED = new AsyncCountNeeded();
  * awaits {@link countAll} and runs the pass again with every count known.
  */
 export class MessageCounts {
-  private readonly counts: Float64Array;
+  /**
+   * Counts known so far: a map while the rules read a few messages (a lazy
+   * compaction of a long history reads a few dozen), an array once every
+   * message is wanted.
+   */
+  private sparse: Map<number, number> | null = new Map();
+  private dense: Float64Array | null = null;
   private readonly pending = new Map<number, Promise<unknown>>();
+  /**
+   * The sum of every count known so far. Each is finite, but their sum may not
+   * be (a counter returning 1e308 twice): every total the rules form is a sum
+   * over some of these messages, so keeping this one finite keeps them all finite.
+   */
+  private knownTotal = 0;
 
   constructor(
     private readonly messages: readonly BaseMessage[],
     private readonly counter: MessageCounter,
     private readonly cache: TokenCountCache | null,
   ) {
-    this.counts = new Float64Array(messages.length).fill(Number.NaN);
   }
 
   /** The tokens of message `index`, counting it now if needed. */
   of(index: number): number {
-    const known = this.counts[index]!;
-    if (!Number.isNaN(known)) return known;
+    const known = this.known(index);
+    if (known !== undefined) return known;
     const message = this.messages[index]!;
     const cached = this.cache?.get(this.counter.key, message);
-    if (cached !== undefined) return (this.counts[index] = cached);
+    if (cached !== undefined) return this.record(index, cached);
     const result = this.call(index);
     if (isThenable(result)) {
       const promise = Promise.resolve(result);
@@ -87,13 +98,18 @@ export class MessageCounts {
 
   /** Counts every message not yet counted, awaiting an asynchronous counter (calls run concurrently). */
   async countAll(): Promise<void> {
+    if (this.dense === null) {
+      this.dense = new Float64Array(this.messages.length).fill(Number.NaN);
+      for (const [index, value] of this.sparse!) this.dense[index] = value;
+      this.sparse = null;
+    }
     const work: Promise<void>[] = [];
     for (let index = 0; index < this.messages.length; index += 1) {
-      if (!Number.isNaN(this.counts[index]!)) continue;
+      if (this.known(index) !== undefined) continue;
       const message = this.messages[index]!;
       const cached = this.cache?.get(this.counter.key, message);
       if (cached !== undefined) {
-        this.counts[index] = cached;
+        this.record(index, cached);
         continue;
       }
       const started = this.pending.get(index) ?? this.call(index);
@@ -124,16 +140,43 @@ export class MessageCounts {
 
   private wrapThrown(index: number, error: unknown): Error {
     if (error instanceof TokenCounterError) return error;
-    const reason = error instanceof Error ? error.message : describeValue(error);
     return new TokenCounterError(
-      `${this.counter.label} threw while counting the message at index ${index} (${this.messages[index]!.type}): ${reason}`,
+      `${this.counter.label} threw while counting the message at index ${index} (${this.typeAt(index)}): ${reasonOf(error)}`,
       index,
       { cause: error },
     );
   }
 
+  /** The message's type for an error message; a message whose getters throw is still reported, not rethrown from. */
+  private typeAt(index: number): string {
+    try {
+      return String(this.messages[index]!.type);
+    } catch {
+      return "a message whose `type` cannot be read";
+    }
+  }
+
+  private record(index: number, value: number): number {
+    this.knownTotal += value;
+    if (this.knownTotal === Number.POSITIVE_INFINITY) {
+      throw new TokenCounterError(
+        `${this.counter.label}'s counts sum to Infinity at the message at index ${index} (${this.typeAt(index)}, ${describeValue(value)} tokens); a conversation's token count must be finite`,
+        index,
+      );
+    }
+    if (this.dense !== null) this.dense[index] = value;
+    else this.sparse!.set(index, value);
+    return value;
+  }
+
+  private known(index: number): number | undefined {
+    if (this.dense === null) return this.sparse!.get(index);
+    const value = this.dense[index]!;
+    return Number.isNaN(value) ? undefined : value;
+  }
+
   private accept(index: number, value: unknown): number {
-    const where = `for the message at index ${index} (${this.messages[index]!.type})`;
+    const where = `for the message at index ${index} (${this.typeAt(index)})`;
     if (typeof value !== "number") {
       throw new TypeError(`${this.counter.label} returned ${describeValue(value)} ${where}; a token count must be a number`);
     }
@@ -142,7 +185,7 @@ export class MessageCounts {
         `${this.counter.label} returned ${describeValue(value)} ${where}; a token count must be a finite number of at least 0`,
       );
     }
-    this.counts[index] = value;
+    this.record(index, value);
     this.cache?.set(this.counter.key, this.messages[index]!, value);
     return value;
   }

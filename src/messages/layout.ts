@@ -1,8 +1,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { toolCallOwners } from "./exchanges";
+import { assertMessageAt, assertMessagesFrom, describeValue, reasonOf } from "../errors";
+import { asksForTools, collectToolCallIds } from "./exchanges";
 import { compactionNoteMetadata } from "./note";
-import { isAI, isHuman, isTool, toolCallIdOf, toolCallsOf } from "./roles";
-import { latestUserIndex, leadingSystemEnd } from "./turns";
+import { PrefixMemory } from "./prefix-memory";
+import { roleOf, toolCallIdOf } from "./roles";
 
 /** A unit that is kept or removed whole. */
 export interface MessageGroup {
@@ -14,7 +15,11 @@ export interface MessageGroup {
   order: number;
 }
 
-/** How a conversation divides into protected messages, history turns, task steps and the rest. */
+/**
+ * How a conversation divides into protected messages, history turns, task
+ * steps and the rest. Treat it as read-only: its arrays and groups may be
+ * shared with layouts of longer lists of the same conversation.
+ */
 export interface ConversationLayout {
   /** Messages `[0, systemEnd)` are the leading system messages: protected. */
   systemEnd: number;
@@ -26,156 +31,712 @@ export interface ConversationLayout {
   steps: MessageGroup[];
   /** Earlier compaction notes: always removed, and folded into the new note. */
   notes: number[];
-  /** Messages in no group (before the first turn, or strays after the task): removed whenever compacting. */
+  /** Messages in no group (before the first turn, or results answering nothing after the task): removed whenever compacting. */
   loose: number[];
 }
+
+// ---------------------------------------------------------------------------
+// What each message is, read once
+
+const SYSTEM = 0;
+const HUMAN = 1; // a real human message: the user's
+const NOTE = 2; // an omission note of ours
+const AI = 3;
+const TOOL = 4;
+const OTHER = 5;
+
+function roleCode(message: BaseMessage): number {
+  switch (roleOf(message)) {
+    case "system":
+      return SYSTEM;
+    case "human":
+      return compactionNoteMetadata(message) === undefined ? HUMAN : NOTE;
+    case "ai":
+      return AI;
+    case "tool":
+      return TOOL;
+    default:
+      return OTHER;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Units and their components
 
 type UnitKind = "loose" | "turn" | "step";
 const RANK: Record<UnitKind, number> = { loose: 0, turn: 1, step: 2 };
 
+/** The messages of one union-find root: what becomes a group (or loose messages). */
+interface Component {
+  kind: UnitKind;
+  head: number;
+  /**
+   * In the order they joined (append-only, so a join is undone by a pop); a
+   * merge appends the smaller component's members to the larger one's array.
+   */
+  members: number[];
+  /** Whether `members` happens to be ascending (it is, unless results came before their calls). */
+  ascending: boolean;
+  /** The group last handed out for it; `null` once it changed. Handed-out groups are never modified. */
+  group: MessageGroup | null;
+  /** Position in the turn or step list; `dead` once merged into another component. */
+  slot: number;
+  dead: boolean;
+}
+
 /**
- * Units under construction, joined with union-find: every message that names
- * the same tool-call id (the AI messages asking for it and the results
- * answering it) ends in one unit, so no selection can split an exchange.
+ * Counts of the grouping's inner-loop work, for tests that hold it linear
+ * in the number of messages without timing it. Not part of the public API.
  */
-class Units {
-  readonly kind: UnitKind[] = [];
-  readonly head: number[] = [];
-  private readonly parent: number[] = [];
+export const layoutWork = { messages: 0, ownerVisits: 0, unions: 0, findSteps: 0, memberMoves: 0 };
 
-  add(kind: UnitKind, head: number): number {
-    this.kind.push(kind);
-    this.head.push(head);
-    this.parent.push(this.parent.length);
-    return this.parent.length - 1;
-  }
+/** A stretch of the list laid out in one go, with what undoes it. */
+interface Epoch {
+  start: number;
+  end: number;
+  /** Undo actions, applied last first; `null` for history, which is never undone piecewise. */
+  trail: (() => void)[] | null;
+  /** The smallest index before `start` whose placement this epoch decided (a result answering a later call). */
+  dependents: number;
+  saved: { turn: number; caller: number; step: number; anchor: number; taskStart: number; systemEnd: number };
+}
 
-  find(unit: number): number {
-    let root = unit;
-    while (this.parent[root] !== root) root = this.parent[root]!;
-    while (this.parent[unit] !== root) {
-      const next = this.parent[unit]!;
-      this.parent[unit] = root;
-      unit = next;
+/** Undo entries kept for the current task before the oldest epochs are forgotten (then a new task relays the list). */
+const TRAIL_LIMIT = 200_000;
+
+/**
+ * The layout of one conversation, built one stretch at a time: a fresh
+ * layout is one stretch from 0, and a list that continues the last one seen
+ * is laid out only from where it differs. The task's own stretches (everything
+ * from the current task on) can be undone, so a new step replacing the last
+ * one, an edit inside the task, or a new user message (which turns the task
+ * into history) costs work in proportion to the task, not to the history.
+ */
+class LayoutEngine {
+  /** Messages laid out: the state describes `list[0..n)`. */
+  n = 0;
+  systemEnd = 0;
+  anchor = -1;
+  /** Where the task's decisions begin; `n` when the state holds none (everything so far is history). */
+  taskStart = 0;
+  /** How many leading messages of the remembered list were checked to be `BaseMessage`s. */
+  checked = 0;
+  /** While laying out a list not yet checked: the argument name to check each new message under. */
+  private checkAs: string | null = null;
+
+  private roles = new Uint8Array(64);
+  private asks = new Uint8Array(64);
+  private resultIds: (string | undefined)[] = [];
+  /** The call ids asked for by the messages being laid out, with the index of the message asking for each. */
+  private ownerIds: string[] = [];
+  private ownerAt: number[] = [];
+  private unitOf = new Int32Array(64);
+
+  private first = new Map<string, number>();
+  private more = new Map<string, number[]>();
+  /** Ids answered by a result that no call asks for (yet), with that result's index. */
+  private unmatched = new Map<string, number>();
+
+  private parent: number[] = [];
+  private comps: (Component | undefined)[] = [];
+
+  private turnList: Component[] = [];
+  private stepList: Component[] = [];
+  private loose: number[] = [];
+  private notes: number[] = [];
+
+  private turn = -1;
+  private caller = -1;
+  private step = -1;
+
+  private epochs: Epoch[] = [];
+  private trailSize = 0;
+  /** The epoch being written: where undo actions go (`null`: nowhere). */
+  private log: Epoch | null = null;
+  private emitted: ConversationLayout | null = null;
+  /** Which of the layout's lists changed since it was last handed out (the others are handed out again as they were). */
+  private changed = { turn: true, step: true, notes: true, loose: true };
+
+  /** Brings the state to the layout of `messages`, whose first `common` messages are those laid out before. */
+  update(messages: readonly BaseMessage[], common: number, checkAs: string | null = null): void {
+    this.checkAs = checkAs;
+    if (common < this.n || messages.length < this.n) this.rewind(Math.min(common, messages.length));
+    for (;;) {
+      const restartAt = this.extend(messages);
+      if (restartAt < 0) return;
+      this.rewind(restartAt);
     }
-    return root;
   }
 
-  /** Joins two units; the result takes the stronger kind (step > turn > loose) and the newer head. */
-  union(a: number, b: number): void {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra === rb) return;
-    this.parent[rb] = ra;
-    if (RANK[this.kind[rb]!] > RANK[this.kind[ra]!]) this.kind[ra] = this.kind[rb]!;
-    this.head[ra] = Math.max(this.head[ra]!, this.head[rb]!);
+  layout(): ConversationLayout {
+    const changed = this.changed;
+    const last = this.emitted;
+    if (last !== null && !changed.turn && !changed.step && !changed.notes && !changed.loose && last.anchor === this.anchor && last.systemEnd === this.systemEnd) return last;
+    const emit = (component: Component): MessageGroup => {
+      if (component.group === null) {
+        const members = component.members.slice();
+        if (!component.ascending) members.sort((a, b) => a - b);
+        component.group = { kind: component.kind as "turn" | "step", members, order: component.head };
+      }
+      return component.group;
+    };
+    const live = (list: Component[]): MessageGroup[] => {
+      const groups: MessageGroup[] = [];
+      for (const component of list) if (!component.dead) groups.push(emit(component));
+      return groups;
+    };
+    this.emitted = {
+      systemEnd: this.systemEnd,
+      anchor: this.anchor,
+      turns: last === null || changed.turn ? live(this.turnList) : last.turns,
+      steps: last === null || changed.step ? live(this.stepList) : last.steps,
+      notes: last === null || changed.notes ? this.notes.slice() : last.notes,
+      loose: last === null || changed.loose ? this.loose.slice() : last.loose,
+    };
+    this.changed = { turn: false, step: false, notes: false, loose: false };
+    return this.emitted;
+  }
+
+  // -------------------------------------------------------------------------
+  // Undo
+
+  /** Whether undo actions are being kept (in the task's stretches): callers test it before making one. */
+  private logging = false;
+
+  private useLog(epoch: Epoch | null): void {
+    this.log = epoch;
+    this.logging = epoch !== null && epoch.trail !== null;
+  }
+
+  private record(undo: () => void): void {
+    this.log!.trail!.push(undo);
+    this.trailSize += 1;
+  }
+
+  /** Undoes stretches until the state describes a prefix of length at most `target`. */
+  private rewind(target: number): void {
+    this.changed = { turn: true, step: true, notes: true, loose: true };
+    while (this.n > target) {
+      const epoch = this.epochs.pop();
+      if (epoch === undefined || epoch.trail === null) {
+        this.reset();
+        return;
+      }
+      for (let k = epoch.trail.length - 1; k >= 0; k -= 1) epoch.trail[k]!();
+      this.trailSize -= epoch.trail.length;
+      this.n = epoch.start;
+      Object.assign(this, epoch.saved);
+      if (epoch.dependents < target) target = epoch.dependents;
+    }
+  }
+
+  private reset(): void {
+    const checkAs = this.checkAs;
+    Object.assign(this, new LayoutEngine());
+    this.checkAs = checkAs;
+  }
+
+  // -------------------------------------------------------------------------
+  // Extending
+
+  /**
+   * Lays out `messages[n..]` onto the state. Returns -1 when done, or the index
+   * to rewind to first when an earlier decision no longer holds: a new user
+   * message turns the current task into history, or a new call is answered by
+   * an earlier result that answered nothing before.
+   */
+  private extend(messages: readonly BaseMessage[]): number {
+    const from = this.n;
+    const to = messages.length;
+    // A state holding history only, with nothing after it, lost its task message (undone): relay from the start.
+    if (from === to) return this.taskStart >= from && from > this.systemEnd ? 0 : -1;
+    this.readFacts(messages, from, to);
+    const systemEnd = this.systemEnd === from ? leadingSystemEnd(this.roles, from, to) : this.systemEnd;
+    let anchor = -1;
+    for (let i = to - 1; i >= Math.max(from, systemEnd); i -= 1) {
+      if (this.roles[i] === HUMAN) {
+        anchor = i;
+        break;
+      }
+    }
+    const historyState = this.taskStart >= from;
+    if (anchor >= 0 && !historyState) return this.taskStart; // the task so far becomes history
+    if (anchor < 0 && historyState && from > systemEnd) return 0; // the task message is gone: the anchor moved back
+    const { ownerIds, ownerAt } = this;
+    if (this.unmatched.size > 0) {
+      for (const id of ownerIds) {
+        const answeredEarlier = this.unmatched.get(id);
+        if (answeredEarlier !== undefined) return answeredEarlier;
+      }
+    }
+
+    const taskAnchor = anchor >= 0 ? anchor : this.anchor;
+    const taskStart = historyState ? (anchor >= 0 ? anchor : systemEnd) : this.taskStart;
+    this.systemEnd = systemEnd;
+    // History up to the new task (never undone piecewise), then the task's stretch (undoable).
+    const history: Epoch | null = taskStart > from ? this.openEpoch(from, taskStart, null) : null;
+    const task: Epoch = this.openEpoch(Math.max(from, taskStart), to, []);
+    const epochOf = (index: number): Epoch => (history !== null && index < history.end ? history : task);
+
+    // Owners of every call id, in the stretch of the message that asks.
+    const laterOwners: [string, number][] = [];
+    for (let k = 0; k < ownerIds.length; k += 1) {
+      const at = ownerAt[k]!;
+      this.useLog(epochOf(at));
+      this.addOwner(ownerIds[k]!, at, laterOwners);
+    }
+
+    const matched: number[] = [];
+    this.anchor = taskAnchor;
+    if (history !== null) {
+      this.useLog(history);
+      this.place(Math.max(from, systemEnd), history.end, matched);
+    }
+    this.useLog(task);
+    task.saved = this.saveScalars(task.start, taskStart);
+    this.place(Math.max(task.start, systemEnd), to, matched);
+    this.joinResults(matched, laterOwners, history, task);
+
+    this.useLog(null);
+    this.n = to;
+    this.taskStart = taskStart;
+    this.epochs.push(task);
+    this.trimTrail();
+    return -1;
+  }
+
+  private openEpoch(start: number, end: number, trail: (() => void)[] | null): Epoch {
+    return { start, end, trail, dependents: Number.POSITIVE_INFINITY, saved: this.saveScalars(start) };
+  }
+
+  /** What undoing an epoch that starts at `start` restores; `taskStart` is where the task begins after this extension. */
+  private saveScalars(start: number, taskStart = start): Epoch["saved"] {
+    // Undoing the epoch that begins the task leaves a state with no task decisions: its task starts where it ends.
+    return { turn: this.turn, caller: this.caller, step: this.step, anchor: this.anchor, taskStart: Math.min(taskStart, start) === start ? start : taskStart, systemEnd: this.systemEnd };
+  }
+
+  /** Forgets the oldest undo trails once the task's trail grows past its limit (a rewind past them relays the list). */
+  private trimTrail(): void {
+    for (const epoch of this.epochs) {
+      if (this.trailSize <= TRAIL_LIMIT || epoch === this.epochs[this.epochs.length - 1]) break;
+      this.trailSize -= epoch.trail?.length ?? 0;
+      epoch.trail = null;
+    }
+  }
+
+  private readFacts(messages: readonly BaseMessage[], from: number, to: number): void {
+    if (this.roles.length < to) {
+      const capacity = Math.max(to, this.roles.length * 2);
+      const grow = <T extends Uint8Array | Int32Array>(old: T, make: (n: number) => T): T => {
+        const next = make(capacity);
+        next.set(old);
+        return next;
+      };
+      this.roles = grow(this.roles, (n) => new Uint8Array(n));
+      this.asks = grow(this.asks, (n) => new Uint8Array(n));
+      this.unitOf = grow(this.unitOf, (n) => new Int32Array(n));
+    }
+    this.resultIds.length = from;
+    this.ownerIds = [];
+    this.ownerAt = [];
+    const checkAs = this.checkAs;
+    for (let i = from; i < to; i += 1) {
+      const message = messages[i]!;
+      // Checked in the same pass that reads it: one pass over a new history, not two.
+      if (checkAs !== null) assertMessageAt(messages, i, checkAs);
+      try {
+        const role = roleCode(message);
+        const added = role === AI ? collectToolCallIds(message, this.ownerIds) : 0;
+        for (let k = 0; k < added; k += 1) this.ownerAt.push(i);
+        this.roles[i] = role;
+        this.asks[i] = role === AI && asksForTools(message, added) ? 1 : 0;
+        this.resultIds.push(role === TOOL ? toolCallIdOf(message) : undefined);
+      } catch (error) {
+        // A message whose getters throw is named here, not left to crash as "Cannot read properties of ...".
+        throw new TypeError(`\`messages[${i}]\` cannot be read as a message: ${reasonOf(error)}`, { cause: error });
+      }
+      layoutWork.messages += 1;
+    }
+  }
+
+  private addOwner(id: string, index: number, laterOwners: [string, number][]): void {
+    const raw = this.first.get(id);
+    const owner = raw === undefined ? undefined : ownerIn(raw);
+    if (owner === undefined) {
+      this.first.set(id, index);
+      if (this.logging) this.record(() => this.first.delete(id));
+      return;
+    }
+    if (owner === index) return;
+    let list = this.more.get(id);
+    if (list === undefined) {
+      list = [];
+      this.more.set(id, list);
+      if (this.logging) this.record(() => this.more.delete(id));
+    }
+    if (list[list.length - 1] === index) return;
+    list.push(index);
+    const owners = list;
+    if (this.logging) this.record(() => owners.pop());
+    laterOwners.push([id, index]);
+  }
+
+  /**
+   * The main pass over `[from, to)`:
+   * - history before the task is grouped into turns, each from a real human
+   *   message up to the next; messages before the first one belong to none;
+   * - after the task, each AI message opens a step, and every other message
+   *   (a system message, another kind) joins the step it stands in, or opens
+   *   one when no step has begun yet;
+   * - a tool result waits for the pass over results (it joins its call's unit
+   *   wherever it stands), unless no call asks for its id: then one without an
+   *   id falls back to the calling AI message right before it;
+   * - compaction notes belong to no unit.
+   */
+  private place(from: number, to: number, matched: number[]): void {
+    const anchor = this.anchor;
+    for (let i = from; i < to; i += 1) {
+      const role = this.roles[i]!;
+      if (i === anchor || role === NOTE) {
+        if (i !== anchor) this.pushList(this.notes, i);
+        this.setCaller(-1);
+        if (i === anchor) this.setStep(-1);
+        continue;
+      }
+      const inHistory = i < anchor;
+      if (role === TOOL) {
+        const id = this.resultIds[i];
+        if (id !== undefined && this.first.has(id)) {
+          matched.push(i);
+          continue; // placed with its call below; the run of results goes on
+        }
+        if (id !== undefined && !this.unmatched.has(id)) {
+          this.unmatched.set(id, i);
+          if (this.logging) this.record(() => this.unmatched.delete(id));
+        }
+        if (id === undefined && this.caller >= 0) this.join(this.caller, i);
+        else if (inHistory && this.turn >= 0) this.join(this.turn, i);
+        else this.join(this.newUnit("loose", i), i);
+        continue;
+      }
+      let unit: number;
+      if (inHistory) {
+        if (role === HUMAN) this.setTurn(this.newUnit("turn", i));
+        unit = this.turn >= 0 ? this.turn : this.newUnit("loose", i);
+      } else if (role === AI || this.step < 0) {
+        unit = this.newUnit("step", i);
+        this.setStep(unit);
+      } else {
+        unit = this.step;
+      }
+      this.join(unit, i);
+      this.setCaller(role === AI && this.asks[i] ? unit : -1);
+    }
+  }
+
+  /**
+   * Tool results join the unit of the first call asking for their id, and every
+   * AI message asking for an answered id is joined into that unit too, so no
+   * selection can split an exchange. Each id's owners are walked once, when it
+   * is first answered; an owner that comes later is joined on its own: linear
+   * however many messages share one id.
+   */
+  private joinResults(matched: readonly number[], laterOwners: readonly [string, number][], history: Epoch | null, task: Epoch): void {
+    // History's joins first, then the task's: undoing the task then leaves history exactly as it was.
+    // (Which unit absorbs which does not depend on the order, only on what is joined.)
+    const split = history === null ? 0 : history.end;
+    const passes: [Epoch, number[], [string, number][]][] = [];
+    if (history === null) passes.push([task, matched as number[], laterOwners as [string, number][]]);
+    else {
+      const early: number[] = [];
+      const late: number[] = [];
+      for (const result of matched) {
+        const owner = ownerIn(this.first.get(this.resultIds[result]!)!);
+        (Math.max(result, owner) < split ? early : late).push(result);
+      }
+      passes.push([history, early, laterOwners.filter(([, other]) => other < split)]);
+      passes.push([task, late, laterOwners.filter(([, other]) => other >= split)]);
+    }
+    for (const [pass, results, owners] of passes) {
+      this.useLog(pass);
+      for (const result of results) {
+        const id = this.resultIds[result]!;
+        const raw = this.first.get(id)!;
+        const owner = ownerIn(raw);
+        const unit = this.unitOf[owner]!;
+        if (raw >= 0) {
+          // First answered now: marked in the owner map itself (one entry per id, no second set to keep).
+          this.first.set(id, ~owner);
+          if (this.logging) this.record(() => this.first.set(id, owner));
+          const others = this.more.get(id);
+          if (others !== undefined) {
+            for (const other of others) {
+              layoutWork.ownerVisits += 1;
+              // An owner in a later stretch is joined by that stretch (below), so that undoing it undoes the join.
+              if (other < pass.end) this.union(unit, this.unitOf[other]!);
+            }
+          }
+        }
+        if (result < pass.start) pass.dependents = Math.min(pass.dependents, result);
+        this.join(unit, result);
+      }
+      for (const [id, other] of owners) {
+        const raw = this.first.get(id)!;
+        if (raw < 0) this.union(this.unitOf[~raw]!, this.unitOf[other]!);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Recorded mutations
+
+  private setTurn(value: number): void {
+    this.turn = value;
+  }
+
+  private setCaller(value: number): void {
+    this.caller = value;
+  }
+
+  private setStep(value: number): void {
+    this.step = value;
+  }
+
+  private pushList(list: number[], value: number): void {
+    list.push(value);
+    if (this.logging) this.record(() => list.pop());
+    this.changed.notes = true;
+  }
+
+  private newUnit(kind: UnitKind, head: number): number {
+    const unit = this.parent.length;
+    this.parent.push(unit);
+    const component: Component = { kind, head, members: [], ascending: true, group: null, slot: -1, dead: false };
+    this.comps.push(component);
+    const list = this.listOf(kind);
+    if (list !== null) {
+      component.slot = list.length;
+      list.push(component);
+      this.touch(kind);
+    }
+    if (this.logging) this.record(() => {
+      this.parent.pop();
+      this.comps.pop();
+      if (list !== null) list.pop();
+    });
+    return unit;
+  }
+
+  private listOf(kind: UnitKind): Component[] | null {
+    return kind === "turn" ? this.turnList : kind === "step" ? this.stepList : null;
+  }
+
+  private find(unit: number): number {
+    while (this.parent[unit] !== unit) {
+      unit = this.parent[unit]!;
+      layoutWork.findSteps += 1;
+    }
+    return unit;
+  }
+
+  /** Adds message `index` to the component of `unit`. */
+  private join(unit: number, index: number): void {
+    this.unitOf[index] = unit;
+    const component = this.comps[this.find(unit)]!;
+    const { members, group, ascending } = component;
+    members.push(index);
+    component.ascending = ascending && (members.length === 1 || members[members.length - 2]! < index);
+    component.group = null;
+    if (component.kind === "loose") this.insertLoose(index);
+    if (this.logging) this.record(() => {
+      members.pop();
+      component.ascending = ascending;
+      component.group = group;
+      if (component.kind === "loose") this.removeLoose([index]);
+      this.touch(component.kind);
+    });
+    this.touch(component.kind);
+  }
+
+  /**
+   * Joins two units: the result takes the stronger kind (step > turn > loose)
+   * and the newer head, and stands among the groups at that head. The lighter
+   * tree goes under the heavier (weighed by messages, so finds stay
+   * logarithmic without path compression, which could not be undone), and the
+   * lighter component's members are appended to the heavier's array, so a
+   * message moves O(log n) times at most.
+   */
+  private union(a: number, b: number): void {
+    layoutWork.unions += 1;
+    let big = this.find(a);
+    let small = this.find(b);
+    if (big === small) return;
+    if (this.comps[big]!.members.length < this.comps[small]!.members.length) [big, small] = [small, big];
+    const keep = this.comps[big]!;
+    const gone = this.comps[small]!;
+    const members = keep.members;
+    const before = members.length;
+    for (const index of gone.members) members.push(index);
+    layoutWork.memberMoves += gone.members.length;
+    const merged: Component = {
+      kind: RANK[gone.kind] > RANK[keep.kind] ? gone.kind : keep.kind,
+      head: Math.max(keep.head, gone.head),
+      members,
+      ascending: keep.ascending && gone.ascending && (before === 0 || gone.members.length === 0 || members[before - 1]! < gone.members[0]!),
+      group: null,
+      slot: -1,
+      dead: false,
+    };
+    this.parent[small] = big;
+    this.comps[big] = merged;
+    const leftLoose = merged.kind === "loose" ? [] : [...(keep.kind === "loose" ? members.slice(0, before) : []), ...(gone.kind === "loose" ? gone.members : [])];
+    const restoreLists = this.relist(keep, gone, merged, leftLoose);
+    if (this.logging) this.record(() => {
+      restoreLists();
+      this.comps[big] = keep;
+      this.parent[small] = small;
+      members.length = before;
+      this.touch(keep.kind);
+      this.touch(gone.kind);
+    });
+    this.touch(keep.kind);
+    this.touch(gone.kind);
+    this.touch(merged.kind);
+  }
+
+  /** Puts `merged` in place of `keep` and `gone` in the turn and step lists and the loose list; returns the undo. */
+  private relist(keep: Component, gone: Component, merged: Component, leftLoose: readonly number[]): () => void {
+    const newer = keep.head >= gone.head ? keep : gone;
+    const older = newer === keep ? gone : keep;
+    const list = this.listOf(merged.kind);
+    let undoList: () => void = () => undefined;
+    if (list !== null && newer.kind === merged.kind) {
+      // The usual case: the merged group stands where its newest head did.
+      merged.slot = newer.slot;
+      list[newer.slot] = merged;
+      undoList = () => {
+        list[newer.slot] = newer;
+      };
+    } else if (list !== null) {
+      // It changes list (a turn joined to a step, or loose messages to a group): rebuilt, rarely.
+      const old = list.slice();
+      let at = list.length;
+      while (at > 0 && (list[at - 1]!.dead || list[at - 1]!.head > merged.head)) at -= 1;
+      list.splice(at, 0, merged);
+      list.forEach((component, slot) => (component.slot = slot));
+      newer.dead = this.listOf(newer.kind) !== null;
+      undoList = () => {
+        list.length = 0;
+        list.push(...old);
+        list.forEach((component, slot) => (component.slot = slot));
+        newer.dead = false;
+      };
+    }
+    const olderListed = this.listOf(older.kind) !== null;
+    if (olderListed) older.dead = true;
+    this.removeLoose(leftLoose);
+    return () => {
+      for (const index of leftLoose) this.insertLoose(index);
+      if (olderListed) older.dead = false;
+      undoList();
+    };
+  }
+
+  private touch(kind: UnitKind): void {
+    this.changed[kind] = true;
+  }
+
+  private insertLoose(index: number): void {
+    this.loose.splice(insertionPoint(this.loose, index), 0, index);
+  }
+
+  private removeLoose(indices: readonly number[]): void {
+    if (indices.length === 0) return;
+    const gone = new Set(indices);
+    const kept = this.loose.filter((index) => !gone.has(index));
+    this.loose.length = 0;
+    this.loose.push(...kept);
   }
 }
 
-/**
- * `isCompactionNote` for a value already typed as a message: it reads the
- * type first and so skips `BaseMessage.isInstance` on every non-human message,
- * which on long histories is a large share of the layout's cost.
- */
-function isNote(message: BaseMessage): boolean {
-  return compactionNoteMetadata(message) !== undefined;
+/** The first owner of an id, from its entry in the owner map (negative, `~owner`, once a result answered it). */
+function ownerIn(raw: number): number {
+  return raw < 0 ? ~raw : raw;
 }
 
+function leadingSystemEnd(roles: Uint8Array, from: number, to: number): number {
+  let end = from;
+  while (end < to && roles[end] === SYSTEM) end += 1;
+  return end;
+}
+
+/** Where `value` goes in the ascending `list`: usually its end, as messages come in order. */
+function insertionPoint(list: readonly number[], value: number): number {
+  let high = list.length;
+  if (high === 0 || list[high - 1]! < value) return high;
+  let low = 0;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+const memory = new PrefixMemory<LayoutEngine>();
+
 /**
- * Divides a conversation into the units the selection keeps or removes whole:
+ * Divides a conversation into the units the selection keeps or removes whole
+ * (see `LayoutEngine#place` and `#joinResults` for the rules): turns of
+ * history, steps of the current task, earlier notes, and loose messages.
  *
- * - history before the task is grouped into turns, each from a real human
- *   message up to the next; messages before the first one belong to none;
- * - after the task, each AI message opens a step; tool results join the step
- *   of the call they answer, matched by `tool_call_id` wherever they stand (out
- *   of order, or with other messages between), and only a result without an id
- *   falls back to the AI message it immediately follows;
- * - earlier compaction notes belong to no unit: they are folded.
- *
- * One pass over the messages plus one over the matched results: O(n).
+ * The layout of the last list seen for a conversation is remembered (by
+ * message identity, released with the messages): a list that continues it,
+ * as an agent's history does from one model call to the next, is laid out
+ * only from where it differs. Whatever changed (a message replaced, removed
+ * or moved, a new user message, another conversation), the result is that
+ * of a fresh layout. O(n) for a fresh list, O(new messages + groups) for a
+ * continued one.
  */
 export function layoutConversation(messages: readonly BaseMessage[]): ConversationLayout {
-  const systemEnd = leadingSystemEnd(messages);
-  const anchor = latestUserIndex(messages, systemEnd);
-  const owners = toolCallOwners(messages, systemEnd);
-  const units = new Units();
-  const unitOf = new Int32Array(messages.length).fill(-1);
-  const matchedResults: number[] = [];
-  const notes: number[] = [];
-
-  let turn = -1; // the history turn being filled
-  let caller = -1; // the unit of the AI message whose results may follow without ids
-  for (let index = systemEnd; index < messages.length; index += 1) {
-    const message = messages[index]!;
-    if (index === anchor || isNote(message)) {
-      if (index !== anchor) notes.push(index);
-      caller = -1;
-      continue;
-    }
-    const inHistory = index < anchor;
-    if (isTool(message)) {
-      const id = toolCallIdOf(message);
-      if (id !== undefined && owners.first.has(id)) {
-        matchedResults.push(index);
-        continue; // placed with its call below; the run of results goes on
-      }
-      if (id === undefined && caller >= 0) unitOf[index] = caller;
-      else unitOf[index] = inHistory && turn >= 0 ? turn : units.add("loose", index);
-      continue;
-    }
-    if (inHistory) {
-      // Notes were set aside above, so every human message here is a real one.
-      if (isHuman(message)) turn = units.add("turn", index);
-      unitOf[index] = turn >= 0 ? turn : units.add("loose", index);
-    } else {
-      unitOf[index] = isAI(message) ? units.add("step", index) : units.add("loose", index);
-    }
-    caller = isAI(message) && toolCallsOf(message).length > 0 ? unitOf[index]! : -1;
-  }
-
-  for (const index of matchedResults) {
-    const id = toolCallIdOf(messages[index]!)!;
-    const unit = unitOf[owners.first.get(id)!]!;
-    const others = owners.more.get(id);
-    if (others !== undefined) for (const other of others) units.union(unit, unitOf[other]!);
-    unitOf[index] = unit;
-  }
-
-  return collectGroups(messages.length, systemEnd, anchor, unitOf, units, notes);
+  return remembered(messages, false);
 }
 
-function collectGroups(
-  length: number,
-  systemEnd: number,
-  anchor: number,
-  unitOf: Int32Array,
-  units: Units,
-  notes: number[],
-): ConversationLayout {
-  const byRoot = new Map<number, MessageGroup>();
-  const loose: number[] = [];
-  const turns: MessageGroup[] = [];
-  const steps: MessageGroup[] = [];
-  for (let index = systemEnd; index < length; index += 1) {
-    const unit = unitOf[index]!;
-    if (unit < 0) continue;
-    const root = units.find(unit);
-    const kind = units.kind[root]!;
-    if (kind === "loose") {
-      loose.push(index);
-      continue;
-    }
-    let group = byRoot.get(root);
-    if (group === undefined) {
-      group = { kind, members: [], order: units.head[root]! };
-      byRoot.set(root, group);
-      (kind === "turn" ? turns : steps).push(group);
-    }
-    group.members.push(index);
+/**
+ * {@link layoutConversation} for a list not yet checked: throws a `TypeError`
+ * naming the first element that is not a `BaseMessage` (before laying anything
+ * out), checking only the messages past the prefix already checked, so that
+ * checking and grouping a continued history cost one pass over its new part.
+ */
+export function layoutCheckedConversation(messages: unknown, name = "messages"): ConversationLayout {
+  if (!Array.isArray(messages)) {
+    throw new TypeError(`\`${name}\` must be an array of BaseMessage, got ${describeValue(messages)}`);
   }
-  // Groups were met by their first member; a merged group is ordered by its newest head.
-  const byOrder = (a: MessageGroup, b: MessageGroup) => a.order - b.order;
-  turns.sort(byOrder);
-  steps.sort(byOrder);
-  return { systemEnd, anchor, turns, steps, notes, loose };
+  return remembered(messages as BaseMessage[], true, name);
+}
+
+function remembered(messages: readonly BaseMessage[], check: boolean, name = "messages"): ConversationLayout {
+  const { entry, common } = memory.recall(messages);
+  const engine = entry?.state ?? new LayoutEngine();
+  const checked = Math.min(engine.checked, common);
+  // What the engine will not read again (its kept prefix) is checked here; the rest as it is read.
+  if (check) assertMessagesFrom(messages, checked, name, Math.min(common, engine.n));
+  try {
+    engine.update(messages, common, check ? name : null);
+  } catch (error) {
+    // A message that cannot be read leaves no half-built state behind to be trusted next time.
+    engine.update([], 0);
+    engine.checked = 0;
+    throw error;
+  }
+  engine.checked = check ? messages.length : checked;
+  memory.remember(entry, engine, messages, common);
+  return engine.layout();
+}
+
+/** A fresh layout, remembering nothing: the reference the remembered layouts must equal. */
+export function freshLayout(messages: readonly BaseMessage[]): ConversationLayout {
+  const engine = new LayoutEngine();
+  engine.update(messages, 0);
+  return engine.layout();
 }
