@@ -7,6 +7,7 @@ import { trimMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { approximateTokenCounter, SlidingWindowCompactor, tiktokenCounter, TokenCountCache } from "../src";
 import type { TokenCounter } from "../src";
+import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { agentConversation, agentStep, conversationBuilder } from "./conversations";
 import { collectGarbage, median, medianTime, peakRss, progress, settledHeap, timeOnce } from "./measure";
 
@@ -119,6 +120,8 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   for (let run = 0; run < runs; run += 1) {
     floorRuns.push(await timeOnce(() => syncCount(counter, messages)));
     const cache = new TokenCountCache();
+    // Cold means nothing remembered: no counts, and no layout or checked list of this history either.
+    forgetRememberedLists();
     coldRuns.push(await timeOnce(() => compactWith(cache, messages)));
   }
   const cold = { median: median(coldRuns), runs: coldRuns };
@@ -128,11 +131,13 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   // One new step per run, so that every warm run has uncounted messages to count.
   const steps = Array.from({ length: runs }, () => agentStep(builder, 2));
 
+  forgetRememberedLists();
   const cacheA = new TokenCountCache();
   const compacted = (await compactWith(cacheA, messages)) ?? messages;
   const warmA = await medianTime(runs, (run) => [...compacted, ...steps[run]!], (input) => compactWith(cacheA, input));
   progress(`ours: warm, compacted result + 1 step (${compacted.length + 3} messages) ${warmA.median.toFixed(3)} ms`);
 
+  forgetRememberedLists();
   const cacheB = new TokenCountCache();
   await compactWith(cacheB, messages);
   const warmB = await medianTime(runs, (run) => [...messages, ...steps[run]!], (input) => compactWith(cacheB, input));
@@ -141,6 +146,7 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   progress(`ours: counting the new step alone ${newStep.median.toFixed(3)} ms`);
 
   // Untimed: how many messages each kind of run hands to the counter.
+  forgetRememberedLists();
   const probe = countingCounter(counter);
   const probeCache = new TokenCountCache();
   const probeCompacted = (await compactWith(probeCache, messages, probe.counter)) ?? messages;
