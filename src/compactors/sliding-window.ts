@@ -158,6 +158,9 @@ export class SlidingWindowCompactor {
     const removed: BaseMessage[] = [];
     let removedSoFar = 0;
     let onlyNotesRemoved = true;
+    // A note repeated by a store's race (two writers re-adding one list) stands for the same messages: fold it once,
+    // or each round would add every copy and the count would double.
+    const foldedNotes = new Set<string>();
     messages.forEach((message, index) => {
       if (keep[index]) {
         kept.push(message);
@@ -169,7 +172,9 @@ export class SlidingWindowCompactor {
         onlyNotesRemoved = false;
         removedSoFar += 1;
       } else {
-        removedSoFar += folded.removed_messages;
+        const identity = message.id ?? JSON.stringify([message.content, folded.removed_messages, folded.kept_messages]);
+        if (!foldedNotes.has(identity)) removedSoFar += folded.removed_messages;
+        foldedNotes.add(identity);
       }
     });
     // Swapping one note for another frees nothing.
