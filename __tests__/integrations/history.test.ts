@@ -4,7 +4,7 @@
  * during commits and parallel writers appending while compactions run.
  */
 import { BaseListChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, mapChatMessagesToStoredMessages, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
@@ -806,6 +806,7 @@ describe("redisListRewrite: the server-side compare", () => {
     const store = (await kinds[1]!.open(id)) as RedisChatMessageHistory;
     const original = chat(12, "l");
     await store.addMessages(original);
+    const appended = chat(12, "after").slice(1);
     const competitor = new CompactingChatMessageHistory({ history: (await kinds[1]!.open(id)) as RedisChatMessageHistory, targetTokens: TARGET, mode: "commit" });
     let refused = 0;
     // The client this rewrite talks through: the competitor's whole commit runs right before the script.
@@ -818,6 +819,8 @@ describe("redisListRewrite: the server-side compare", () => {
       lRange: (k, start, stop) => client.lRange(k, start, stop),
       eval: async (script, options) => {
         await competitor.getMessages();
+        // Appends after it make the list long enough that only the compare (not the length check) can refuse.
+        await store.addMessages(appended);
         const result = await client.eval(script, options);
         if (result !== 1) refused += 1;
         return result;
@@ -831,17 +834,20 @@ describe("redisListRewrite: the server-side compare", () => {
       onEvict: (removed) => void evicted.push(...removed),
       rewrite: redisListRewrite({ client: racing, sessionId: id }),
     });
-    const competitorResult = await (async () => {
-      await history.getMessages();
-      return store.getMessages();
-    })();
+    await history.getMessages();
     expect(refused).toBe(1);
     const stored = await store.getMessages();
-    expect(keys(stored)).toEqual(keys(competitorResult));
+    // The competitor's compacted list, then the appends, untouched by the refused script.
+    const competitorNote = stored.findIndex((m) => isCompactionNote(m));
+    expect(competitorNote).toBeGreaterThan(0);
+    expect(keys(stored.slice(-appended.length))).toEqual(keys(appended));
+    const kept = keys(stored.slice(0, -appended.length).filter((m) => !isCompactionNote(m)));
+    expect(kept).toEqual(keys(original).filter((k) => kept.includes(k)));
+    expect(kept[0]).toBe(key(original[0]!));
+    expect(kept.at(-1)).toBe(key(original.at(-1)!));
+    expect(kept.length).toBeLessThan(original.length);
     expect(stored.filter((m) => isCompactionNote(m))).toHaveLength(1);
     expect(new Set(keys(stored)).size).toBe(stored.length);
-    // Nothing the refused compactor evicted is missing from the store unless the competitor removed it too.
-    expect(stored.length).toBeLessThan(original.length);
   });
 
   test("a process killed at any step of a rewrite loses nothing; a fresh instance finishes the job", async () => {
@@ -885,6 +891,8 @@ describe("redisListRewrite: the server-side compare", () => {
   });
 });
 
+const comparableData = (message: BaseMessage) => mapChatMessagesToStoredMessages([message])[0]!.data;
+
 describe("postgresRewrite", () => {
   test("a rewrite waiting on a competitor's locked rows refuses once they are gone", async () => {
     if (!pgUp) return;
@@ -893,23 +901,64 @@ describe("postgresRewrite", () => {
     const original = chat(3, "p");
     await store.addMessages(original);
     const rewrite = postgresRewrite(store);
-    // The competitor: a transaction that has locked and deleted the oldest row, not yet committed.
+    // The competitor: a rewrite in place (same number of rows, same ids) that has locked the rows and not yet committed.
     const competitor = await pool!.connect();
     await competitor.query("BEGIN");
-    await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 FOR UPDATE`, [id]);
-    await competitor.query(`DELETE FROM ${PG_TABLE} WHERE id = (SELECT min(id) FROM ${PG_TABLE} WHERE session_id = $1)`, [id]);
+    await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 ORDER BY id FOR UPDATE`, [id]);
+    const { rows } = await competitor.query(`DELETE FROM ${PG_TABLE} WHERE id = (SELECT min(id) FROM ${PG_TABLE} WHERE session_id = $1) RETURNING id, message`, [id]);
+    const replaced = new SystemMessage("a shorter system prompt, written by the competitor");
+    await competitor.query(`INSERT INTO ${PG_TABLE} (id, session_id, message) VALUES ($1, $2, $3)`, [rows[0].id, id, { ...comparableData(replaced), type: "system" }]);
     const waiting = rewrite(original.slice(0, 3), [new HumanMessage("x")]);
     await tick(100);
     await competitor.query("COMMIT");
     competitor.release();
     expect(await waiting).toBe(false);
-    expect(keys(await store.getMessages())).toEqual(keys(original.slice(1)));
+    expect(keys(await store.getMessages())).toEqual(keys([replaced, ...original.slice(1)]));
     // Replacing the oldest two keeps the third behind, and the ids keep it there.
     const current = await store.getMessages();
     expect(await rewrite(current.slice(0, 2), [new HumanMessage("y")])).toBe(true);
     await store.addMessage(new AIMessage("z"));
     expect((await store.getMessages()).map((m) => m.text)).toEqual(["y", ...current.slice(2).map((m) => m.text), "z"]);
     expect(await rewrite([new HumanMessage("not there")], [])).toBe(false);
+  });
+
+  test("while a rewrite runs, its rows are locked: a competitor between its read and its delete cannot land", async () => {
+    if (!pgUp) return;
+    const id = sessionId("pg-locked");
+    const store = (await kinds[2]!.open(id)) as PostgresChatMessageHistory;
+    const original = chat(3, "r");
+    await store.addMessages(original);
+    let competitorLanded: boolean | undefined;
+    const racingPool = {
+      connect: async () => {
+        const client = await pool!.connect();
+        return {
+          query: async (text: string, values?: unknown[]) => {
+            if (text.startsWith("DELETE") && competitorLanded === undefined) {
+              const competitor = await pool!.connect();
+              try {
+                await competitor.query("BEGIN");
+                await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 ORDER BY id FOR UPDATE NOWAIT`, [id]);
+                await competitor.query(`DELETE FROM ${PG_TABLE} WHERE id = (SELECT min(id) FROM ${PG_TABLE} WHERE session_id = $1)`, [id]);
+                await competitor.query("COMMIT");
+                competitorLanded = true;
+              } catch {
+                await competitor.query("ROLLBACK");
+                competitorLanded = false;
+              } finally {
+                competitor.release();
+              }
+            }
+            return client.query(text, values);
+          },
+          release: (destroy?: boolean | Error) => client.release(destroy),
+        };
+      },
+    };
+    const rewrite = postgresRewrite({ pool: racingPool, tableName: PG_TABLE, sessionId: id });
+    expect(await rewrite(original.slice(0, 3), [new HumanMessage("x")])).toBe(true);
+    expect(competitorLanded).toBe(false);
+    expect(keys(await store.getMessages())).toEqual(keys([new HumanMessage("x"), ...original.slice(3)]));
   });
 
   test("a connection that dies at any statement of the transaction loses nothing; a fresh instance finishes the job", async () => {
