@@ -38,12 +38,12 @@ export type { CompactionNode, CompactionNodeOptions, CompactionNodeState, Compac
 export { applyCompactionView } from "./integrations/view-window";
 export type { CompactionView } from "./integrations/view-window";
 
-export { CompactingChatMessageHistory } from "./integrations/history";
-export type {
-  CompactingChatMessageHistoryOptions,
-  EvictionCallback,
-  MessageRewrite,
-  WrappableChatMessageHistory,
-} from "./integrations/history";
+export { CompactingChatMessageHistory, SINGLE_WRITER_CLEAR_AND_ADD } from "./integrations/history";
+export type { CompactingChatMessageHistoryOptions, EvictionCallback, WrappableChatMessageHistory } from "./integrations/history";
+export type { MessageRewrite } from "./integrations/message-rewrite";
+export { inMemoryRewrite } from "./integrations/in-memory-rewrite";
+export type { InMemoryHistoryLike } from "./integrations/in-memory-rewrite";
 export { redisListRewrite } from "./integrations/redis-rewrite";
 export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/redis-rewrite";
+export { postgresRewrite } from "./integrations/postgres-rewrite";
+export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } from "./integrations/postgres-rewrite";

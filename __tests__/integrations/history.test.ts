@@ -4,19 +4,24 @@
  * during commits and parallel writers appending while compactions run.
  */
 import { BaseListChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
-import { AIMessage, HumanMessage, mapChatMessagesToStoredMessages, SystemMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, mapChatMessagesToStoredMessages, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
+import { PostgresChatMessageHistory } from "@langchain/community/stores/message/postgres";
 import { RedisChatMessageHistory } from "@langchain/redis";
+import { Pool } from "pg";
 import { createClient } from "redis";
-import { approximateTokenCounter, compactionNoteMetadata, CompactingChatMessageHistory, isCompactionNote, redisListRewrite } from "../../src";
-import { REDIS_URL, requireServer } from "../support/servers";
+import { approximateTokenCounter, compactionNoteMetadata, CompactingChatMessageHistory, isCompactionNote, postgresRewrite, redisListRewrite } from "../../src";
+import type { RedisRewriteClient } from "../../src";
+import { comparableForm } from "../../src/integrations/message-rewrite";
+import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 import { ScriptedAgentModel } from "../support/scripted-model-agent";
 
 const TARGET = 300;
 
-const key = (message: BaseMessage) => JSON.stringify(mapChatMessagesToStoredMessages([message])[0]);
+// Key order is not part of a message: PostgreSQL's jsonb hands keys back reordered.
+const key = (message: BaseMessage) => comparableForm([message])[0]!;
 const keys = (messages: readonly BaseMessage[]) => messages.map(key);
 
 /** A chat of `turns` question/answer pairs after a system prompt, each message unique. */
@@ -150,7 +155,7 @@ class FaultyHistory extends BaseListChatMessageHistory {
   }
 }
 
-describe("fault injection during commits", () => {
+describe("fault injection during single-writer clear-and-add commits", () => {
   test("every message stays in the store, in onEvict, or in the pending rewrite; a retry completes", async () => {
     const original = chat(10);
     const reference = await new CompactingChatMessageHistory({ history: await memoryStore(original), targetTokens: TARGET, mode: "commit" }).getMessages();
@@ -163,7 +168,7 @@ describe("fault injection during commits", () => {
         store.failAt = failAt;
         store.applyBeforeFailing = applyBeforeFailing;
         const evicted: BaseMessage[] = [];
-        const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", onEvict: (removed) => void evicted.push(...removed) });
+        const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", rewrite: "single-writer-clear-and-add", onEvict: (removed) => void evicted.push(...removed) });
         let failed = false;
         try {
           await history.getMessages();
@@ -365,5 +370,644 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
     expect(written).toHaveLength(writers * perWriter);
     expect(compactions).toBeGreaterThan(1);
     expect(landed).toBeGreaterThan(1);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Concurrency guarantees per store, the refused commit, ordering of calls, and
+// the rules a mutation of the wrapper would break (issue 9 §4/§5, issue 12).
+// ---------------------------------------------------------------------------
+
+/** A promise with its resolve/reject outside, to hold a step at an exact point. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+const tick = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A store this library does not recognise: plain list semantics over an array, every call async. */
+class PlainListHistory extends BaseListChatMessageHistory {
+  lc_namespace = ["tests", "plain"];
+  list: BaseMessage[] = [];
+  /** Milliseconds each successive addMessage waits before landing (the first call slowest). */
+  addDelays: number[] = [];
+  async getMessages() {
+    return [...this.list];
+  }
+  async addMessage(message: BaseMessage) {
+    const delay = this.addDelays.shift();
+    if (delay) await tick(delay);
+    this.list.push(message);
+  }
+  override async clear() {
+    this.list = [];
+  }
+}
+
+/** Every tool result has its call earlier, and every call its result later: what providers accept. */
+function assertProviderValid(messages: readonly BaseMessage[]) {
+  const called = new Set<string>();
+  const answered = new Set<string>();
+  for (const message of messages) {
+    if (AIMessage.isInstance(message)) for (const call of message.tool_calls ?? []) called.add(call.id!);
+    if (ToolMessage.isInstance(message)) {
+      expect(called.has(message.tool_call_id)).toBe(true);
+      answered.add(message.tool_call_id);
+    }
+  }
+  expect([...called].filter((id) => !answered.has(id))).toEqual([]);
+}
+
+interface StoreKind {
+  name: string;
+  available: () => boolean;
+  /** A new handle (another process's view) on the shared session `id`. */
+  open: (id: string) => Promise<BaseListChatMessageHistory>;
+}
+
+const redisClients: ReturnType<typeof createClient>[] = [];
+const redisKeys: string[] = [];
+let redisUp = false;
+let pgUp = false;
+let pool: Pool | undefined;
+const PG_TABLE = `stores_branch_history_${process.pid}`;
+const memorySessions = new Map<string, InMemoryChatMessageHistory>();
+
+const kinds: StoreKind[] = [
+  {
+    name: "InMemoryChatMessageHistory",
+    available: () => true,
+    open: async (id) => {
+      if (!memorySessions.has(id)) memorySessions.set(id, new InMemoryChatMessageHistory());
+      return memorySessions.get(id)!;
+    },
+  },
+  {
+    name: "RedisChatMessageHistory",
+    available: () => redisUp,
+    open: async (id) => {
+      const client = createClient({ url: REDIS_URL });
+      await client.connect();
+      redisClients.push(client);
+      if (!redisKeys.includes(id)) redisKeys.push(id);
+      return new RedisChatMessageHistory({ sessionId: id, client });
+    },
+  },
+  {
+    name: "PostgresChatMessageHistory",
+    available: () => pgUp,
+    open: async (id) => new PostgresChatMessageHistory({ sessionId: id, pool: pool!, tableName: PG_TABLE }),
+  },
+];
+
+beforeAll(async () => {
+  redisUp = await requireServer("Redis", REDIS_URL);
+  pgUp = await requireServer("PostgreSQL", POSTGRES_URL);
+  if (pgUp) pool = new Pool({ connectionString: POSTGRES_URL, max: 8 });
+});
+afterAll(async () => {
+  if (redisClients.length > 0 && redisKeys.length > 0) await redisClients[0]!.del(redisKeys);
+  await Promise.all(redisClients.map((client) => client.quit()));
+  if (pool) {
+    await pool.query(`DROP TABLE IF EXISTS ${PG_TABLE}`);
+    await pool.end();
+  }
+});
+
+let sessionCounter = 0;
+const sessionId = (name: string) => `stores:history:${process.pid}:${(sessionCounter += 1)}:${name}`;
+
+describe.each(kinds)("commit mode over $name (atomic rewrite picked by itself)", (kind) => {
+  test("5 writers x 100 appends, each compacting after every append: nothing lost, no duplicates, system first, provider-valid, counts bounded", async () => {
+    if (!kind.available()) return;
+    const id = sessionId("writers");
+    const seed = await kind.open(id);
+    await seed.addMessage(new SystemMessage("You answer questions about the weather."));
+    const writers = 5;
+    const perWriter = 100;
+    const written: string[] = [];
+    const evicted: BaseMessage[] = [];
+    await Promise.all(
+      Array.from({ length: writers }, async (_, writer) => {
+        const history = new CompactingChatMessageHistory({
+          history: await kind.open(id),
+          targetTokens: TARGET,
+          mode: "commit",
+          onEvict: (removed) => void evicted.push(...removed),
+        });
+        for (let index = 0; index < perWriter; index += 1) {
+          const text = `writer ${writer} message ${index}: ${"the forecast changed again. ".repeat(2)}`;
+          // Writer 0 writes tool steps (a call, then its result, in one append) between its plain messages.
+          const messages =
+            writer === 0 && index % 4 === 1
+              ? [
+                  new AIMessage({ content: text, tool_calls: [{ id: `call-${index}`, name: "forecast", args: { day: index } }] }),
+                  new ToolMessage({ content: `${text} (result)`, tool_call_id: `call-${index}` }),
+                ]
+              : [index % 2 === 0 ? new HumanMessage(text) : new AIMessage(text)];
+          await history.addMessages(messages);
+          written.push(...messages.map((m) => m.text));
+          await history.getMessages();
+        }
+      }),
+    );
+    const final = await (await kind.open(id)).getMessages();
+    const finalTexts = final.map((m) => m.text);
+    const inFinal = new Set(finalTexts);
+    const inEvict = new Set(evicted.map((m) => m.text));
+    const lost = written.filter((text) => !inFinal.has(text) && !inEvict.has(text));
+    const notes = final.filter((m) => isCompactionNote(m));
+    console.log(`${kind.name}: ${written.length} appends by ${writers} compacting writers, ${lost.length} lost, ${evicted.length} evicted, final ${final.length} messages, note count ${compactionNoteMetadata(notes[0]!)?.removed_messages}`);
+    expect(lost).toEqual([]);
+    expect(finalTexts.length).toBe(inFinal.size);
+    expect(final[0]).toBeInstanceOf(SystemMessage);
+    expect(notes).toHaveLength(1);
+    // Never more removed than ever existed: every appended message plus the system prompt, less what is still stored.
+    expect(compactionNoteMetadata(notes[0]!)!.removed_messages).toBeLessThanOrEqual(written.length + 1 - (final.length - 1));
+    // Exactly: the distinct messages handed to onEvict that are gone (a refused rewrite's evicted messages stay in the store).
+    const gone = new Set(evicted.filter((m) => !isCompactionNote(m) && !inFinal.has(m.text)).map((m) => m.text));
+    expect(compactionNoteMetadata(notes[0]!)!.removed_messages).toBe(gone.size);
+    assertProviderValid(final);
+  });
+
+  test("two instances compacting the same list at once: one rewrite lands, the other refuses", async () => {
+    if (!kind.available()) return;
+    const id = sessionId("two");
+    const original = chat(12);
+    await (await kind.open(id)).addMessages(original);
+    const bothEvicting = deferred();
+    let evicting = 0;
+    const evicted: BaseMessage[][] = [];
+    const make = async () =>
+      new CompactingChatMessageHistory({
+        history: await kind.open(id),
+        targetTokens: TARGET,
+        mode: "commit",
+        onEvict: async (removed) => {
+          evicted.push(removed);
+          evicting += 1;
+          if (evicting === 2) bothEvicting.resolve();
+          // Both compactors have read the same list before either rewrites.
+          await bothEvicting.promise;
+        },
+      });
+    const [first, second] = [await make(), await make()];
+    await Promise.all([first.getMessages(), second.getMessages()]);
+    expect(evicted).toHaveLength(2);
+    const stored = await (await kind.open(id)).getMessages();
+    expect(stored.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(new Set(keys(stored)).size).toBe(stored.length);
+    // The store is exactly one compactor's result: the original less what it evicted, plus its note.
+    const removed = new Set(keys(evicted[0]!));
+    expect(keys(stored.filter((m) => !isCompactionNote(m)))).toEqual(keys(original).filter((k) => !removed.has(k)));
+    expect(compactionNoteMetadata(stored.find((m) => isCompactionNote(m))!)!.removed_messages).toBe(evicted[0]!.length);
+  });
+
+  test("an append made while a compaction waits on onEvict stays behind the compacted list", async () => {
+    if (!kind.available()) return;
+    const id = sessionId("append-during");
+    const original = chat(12);
+    await (await kind.open(id)).addMessages(original);
+    const late = new HumanMessage("appended by another writer during the compaction");
+    const other = await kind.open(id);
+    const history = new CompactingChatMessageHistory({
+      history: await kind.open(id),
+      targetTokens: TARGET,
+      mode: "commit",
+      onEvict: async () => {
+        await other.addMessage(late);
+      },
+    });
+    const seen = await history.getMessages();
+    const stored = await (await kind.open(id)).getMessages();
+    expect(key(stored.at(-1)!)).toBe(key(late));
+    expect(key(stored.at(-2)!)).toBe(key(original.at(-1)!));
+    expect(stored[0]).toBeInstanceOf(SystemMessage);
+    expect(keys(seen)).toEqual(keys(stored));
+  });
+});
+
+describe("a store without an atomic rewrite", () => {
+  test("commit mode is refused with a TypeError that names the way out", () => {
+    const make = () => new CompactingChatMessageHistory({ history: new PlainListHistory(), targetTokens: TARGET, mode: "commit" });
+    expect(make).toThrow(TypeError);
+    expect(make).toThrow(/a PlainListHistory.*none of the recognised stores.*single-writer-clear-and-add/);
+    // View mode needs no rewrite; a rewrite of one's own, or the named opt-in, is accepted.
+    expect(() => new CompactingChatMessageHistory({ history: new PlainListHistory(), targetTokens: TARGET })).not.toThrow();
+    expect(() => new CompactingChatMessageHistory({ history: new PlainListHistory(), targetTokens: TARGET, mode: "commit", rewrite: async () => false })).not.toThrow();
+    expect(() => new CompactingChatMessageHistory({ history: new PlainListHistory(), targetTokens: TARGET, mode: "commit", rewrite: "single-writer-clear-and-add" })).not.toThrow();
+    expect(() => new CompactingChatMessageHistory({ history: new PlainListHistory(), targetTokens: TARGET, mode: "commit", rewrite: "clear-and-add" as never })).toThrow(/`rewrite`.*"clear-and-add"/);
+  });
+
+  test("single-writer mode carries over a message appended between its two reads", async () => {
+    const store = new PlainListHistory();
+    const original = chat(12);
+    await store.addMessages(original);
+    const late = new HumanMessage("appended between the first read and the re-read");
+    const history = new CompactingChatMessageHistory({
+      history: store,
+      targetTokens: TARGET,
+      mode: "commit",
+      rewrite: "single-writer-clear-and-add",
+      // onEvict runs between the two reads: an append made here is what the re-read must carry over.
+      onEvict: async () => {
+        await store.addMessage(late);
+      },
+    });
+    const seen = await history.getMessages();
+    expect(key(store.list.at(-1)!)).toBe(key(late));
+    expect(key(store.list.at(-2)!)).toBe(key(original.at(-1)!));
+    expect(keys(seen)).toEqual(keys(store.list));
+  });
+
+  test("clear() drops a pending rewrite: the cleared history does not come back", async () => {
+    const store = new FaultyHistory(await memoryStore(chat(12)));
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", rewrite: "single-writer-clear-and-add" });
+    // Operations: read, re-read, clear, then the first re-add fails.
+    store.failAt = 3;
+    await expect(history.getMessages()).rejects.toThrow("injected fault");
+    expect(history.hasPendingRewrite).toBe(true);
+    store.failAt = Number.POSITIVE_INFINITY;
+    await history.clear();
+    expect(history.hasPendingRewrite).toBe(false);
+    const fresh = new HumanMessage("a new conversation");
+    await history.addMessage(fresh);
+    expect(keys(await store.inner.getMessages())).toEqual(keys([fresh]));
+    expect(keys(await history.getMessages())).toEqual(keys([fresh]));
+  });
+});
+
+describe("the order of calls on one instance", () => {
+  test("appends land in call order even when the store answers out of order", async () => {
+    const store = new PlainListHistory();
+    store.addDelays = [60, 30, 0];
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: 10_000 });
+    const messages = [new HumanMessage("a"), new AIMessage("b"), new HumanMessage("c")];
+    await Promise.all(messages.map((message) => history.addMessage(message)));
+    expect(store.list.map((m) => m.text)).toEqual(["a", "b", "c"]);
+  });
+
+  test("a read sees the appends called before it", async () => {
+    const store = new PlainListHistory();
+    store.addDelays = [40];
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: 10_000 });
+    void history.addMessage(new HumanMessage("written first"));
+    expect((await history.getMessages()).map((m) => m.text)).toEqual(["written first"]);
+  });
+
+  test("two reads on one instance run one after the other: each removed message goes to onEvict once", async () => {
+    const store = await memoryStore(chat(12));
+    const evicted: BaseMessage[] = [];
+    const history = new CompactingChatMessageHistory({
+      history: store,
+      targetTokens: TARGET,
+      mode: "commit",
+      onEvict: async (removed) => {
+        await tick(10);
+        evicted.push(...removed);
+      },
+    });
+    const [first, second] = await Promise.all([history.getMessages(), history.getMessages()]);
+    expect(keys(second)).toEqual(keys(first));
+    expect(new Set(keys(evicted)).size).toBe(evicted.length);
+    expect(compactionNoteMetadata(first.find((m) => isCompactionNote(m))!)!.removed_messages).toBe(evicted.length);
+  });
+
+  test("clear() during a compaction makes its rewrite refuse: nothing cleared comes back", async () => {
+    const store = await memoryStore(chat(12));
+    const release = deferred();
+    const entered = deferred();
+    const history = new CompactingChatMessageHistory({
+      history: store,
+      targetTokens: TARGET,
+      mode: "commit",
+      onEvict: async () => {
+        entered.resolve();
+        await release.promise;
+      },
+    });
+    const reading = history.getMessages();
+    await entered.promise;
+    await history.clear();
+    const after = new HumanMessage("after the clear");
+    await history.addMessage(after);
+    release.resolve();
+    await reading;
+    expect(keys(await store.getMessages())).toEqual(keys([after]));
+  });
+});
+
+describe("onEvict is awaited before the store is touched", () => {
+  test("an onEvict that resolves later: the store is unchanged until it does", async () => {
+    const original = chat(12);
+    const store = await memoryStore(original);
+    const archived = deferred();
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", onEvict: () => archived.promise });
+    const reading = history.getMessages();
+    await tick(30);
+    expect(keys(await store.getMessages())).toEqual(keys(original));
+    archived.resolve();
+    const seen = await reading;
+    expect(keys(await store.getMessages())).toEqual(keys(seen));
+    expect(seen.length).toBeLessThan(original.length);
+  });
+
+  test("an onEvict that rejects later leaves the store untouched", async () => {
+    const original = chat(12);
+    const store = await memoryStore(original);
+    const history = new CompactingChatMessageHistory({
+      history: store,
+      targetTokens: TARGET,
+      mode: "commit",
+      onEvict: async () => {
+        await tick(10);
+        throw new Error("archive timed out");
+      },
+    });
+    await expect(history.getMessages()).rejects.toThrow("archive timed out");
+    await tick(10);
+    expect(keys(await store.getMessages())).toEqual(keys(original));
+  });
+});
+
+describe("a compaction that never settles", () => {
+  const stuckCounter = () => new Promise<number>(() => undefined);
+
+  test.each(["view", "commit"] as const)("%s mode: appends are written while it hangs", async (mode) => {
+    const store = await memoryStore(chat(12));
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode, tokenCounter: stuckCounter });
+    void history.getMessages();
+    await tick(10);
+    const reply = new AIMessage("the reply that must be written");
+    const written = history.addMessage(reply).then(() => "written");
+    expect(await Promise.race([written, tick(1_000).then(() => "blocked")])).toBe("written");
+    expect(key((await store.getMessages()).at(-1)!)).toBe(key(reply));
+  });
+
+  test("single-writer mode: appends are written while it hangs", async () => {
+    const store = new PlainListHistory();
+    await store.addMessages(chat(12));
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", rewrite: "single-writer-clear-and-add", tokenCounter: stuckCounter });
+    void history.getMessages();
+    await tick(10);
+    const written = history.addMessage(new AIMessage("reply")).then(() => "written");
+    expect(await Promise.race([written, tick(1_000).then(() => "blocked")])).toBe("written");
+  });
+
+  test("compactionTimeoutMs abandons it: the read rejects, nothing is written, the next read runs", async () => {
+    const original = chat(12);
+    const store = await memoryStore(original);
+    let stuck = true;
+    const counter = (messages: BaseMessage[]) => (stuck ? new Promise<number>(() => undefined) : approximateTokenCounter(messages));
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", tokenCounter: counter, compactionTimeoutMs: 50 });
+    await expect(history.getMessages()).rejects.toThrow(/compactionTimeoutMs \(50 ms\)/);
+    expect(keys(await store.getMessages())).toEqual(keys(original));
+    stuck = false;
+    expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
+    expect(() => new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, compactionTimeoutMs: 0 })).toThrow(/`compactionTimeoutMs`.*got 0/);
+  });
+
+  test("an aborted signal rejects with its reason", async () => {
+    const controller = new AbortController();
+    const history = new CompactingChatMessageHistory({ history: await memoryStore(chat(12)), targetTokens: TARGET, tokenCounter: stuckCounter, signal: controller.signal });
+    const reading = history.getMessages();
+    controller.abort(new Error("shutting down"));
+    await expect(reading).rejects.toThrow("shutting down");
+  });
+});
+
+describe("note counts", () => {
+  test("a note duplicated by a race is folded once: the count never exceeds the messages that existed", async () => {
+    const base = chat(12);
+    const once = await new CompactingChatMessageHistory({ history: await memoryStore(base), targetTokens: TARGET, mode: "commit" }).getMessages();
+    const note = once.find((m) => isCompactionNote(m))!;
+    const firstCount = compactionNoteMetadata(note)!.removed_messages;
+    // What two clear-and-add writers leave: the whole list twice, note included.
+    const doubled = [...once, ...once.slice(1), ...chat(6, "n").slice(1)];
+    const again = await new CompactingChatMessageHistory({ history: await memoryStore(doubled), targetTokens: TARGET, mode: "commit" }).getMessages();
+    const count = compactionNoteMetadata(again.find((m) => isCompactionNote(m))!)!.removed_messages;
+    const existed = base.length + 12;
+    expect(count).toBeLessThanOrEqual(existed + (once.length - 2));
+    // The two copies of the first note count its removed messages once.
+    const removedOthers = doubled.length - again.length + 1 - 2;
+    expect(count).toBe(firstCount + removedOthers);
+  });
+});
+
+describe("redisListRewrite: the server-side compare", () => {
+  test("a competing compactor landing between the client's check and the script makes the script refuse", async () => {
+    if (!redisUp) return;
+    const id = sessionId("lua");
+    const store = (await kinds[1]!.open(id)) as RedisChatMessageHistory;
+    const original = chat(12, "l");
+    await store.addMessages(original);
+    const appended = chat(12, "after").slice(1);
+    const competitor = new CompactingChatMessageHistory({ history: (await kinds[1]!.open(id)) as RedisChatMessageHistory, targetTokens: TARGET, mode: "commit" });
+    let refused = 0;
+    // The client this rewrite talks through: the competitor's whole commit runs right before the script.
+    const client = store.client as unknown as RedisRewriteClient;
+    const racing: RedisRewriteClient = {
+      get isReady() {
+        return client.isReady;
+      },
+      connect: () => client.connect(),
+      lRange: (k, start, stop) => client.lRange(k, start, stop),
+      eval: async (script, options) => {
+        await competitor.getMessages();
+        // Appends after it make the list long enough that only the compare (not the length check) can refuse.
+        await store.addMessages(appended);
+        const result = await client.eval(script, options);
+        if (result !== 1) refused += 1;
+        return result;
+      },
+    };
+    const evicted: BaseMessage[] = [];
+    const history = new CompactingChatMessageHistory({
+      history: store,
+      targetTokens: TARGET,
+      mode: "commit",
+      onEvict: (removed) => void evicted.push(...removed),
+      rewrite: redisListRewrite({ client: racing, sessionId: id }),
+    });
+    await history.getMessages();
+    expect(refused).toBe(1);
+    const stored = await store.getMessages();
+    // The competitor's compacted list, then the appends, untouched by the refused script.
+    const competitorNote = stored.findIndex((m) => isCompactionNote(m));
+    expect(competitorNote).toBeGreaterThan(0);
+    expect(keys(stored.slice(-appended.length))).toEqual(keys(appended));
+    const kept = keys(stored.slice(0, -appended.length).filter((m) => !isCompactionNote(m)));
+    expect(kept).toEqual(keys(original).filter((k) => kept.includes(k)));
+    expect(kept[0]).toBe(key(original[0]!));
+    expect(kept.at(-1)).toBe(key(original.at(-1)!));
+    expect(kept.length).toBeLessThan(original.length);
+    expect(stored.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(new Set(keys(stored)).size).toBe(stored.length);
+  });
+
+  test("a process killed at any step of a rewrite loses nothing; a fresh instance finishes the job", async () => {
+    if (!redisUp) return;
+    let cases = 0;
+    for (const step of ["lRange", "eval-before", "eval-after"] as const) {
+      const id = sessionId(`kill-${step}`);
+      const store = (await kinds[1]!.open(id)) as RedisChatMessageHistory;
+      const original = chat(12, "k");
+      await store.addMessages(original);
+      const client = store.client as unknown as RedisRewriteClient;
+      const dying: RedisRewriteClient = {
+        get isReady() {
+          return client.isReady;
+        },
+        connect: () => client.connect(),
+        lRange: async (k, start, stop) => {
+          if (step === "lRange") throw new Error("killed");
+          return client.lRange(k, start, stop);
+        },
+        eval: async (script, options) => {
+          if (step === "eval-after") await client.eval(script, options);
+          throw new Error("killed");
+        },
+      };
+      const evicted: BaseMessage[] = [];
+      const doomed = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", onEvict: (r) => void evicted.push(...r), rewrite: redisListRewrite({ client: dying, sessionId: id }) });
+      await expect(doomed.getMessages()).rejects.toThrow("killed");
+      const after = await store.getMessages();
+      const inStore = new Set(keys(after));
+      expect(keys(original).filter((k) => !inStore.has(k) && !keys(evicted).includes(k))).toEqual([]);
+      // Either the old list or the new one, nothing in between.
+      expect(after.length === original.length || after.some((m) => isCompactionNote(m))).toBe(true);
+      const fresh = new CompactingChatMessageHistory({ history: (await kinds[1]!.open(id)) as RedisChatMessageHistory, targetTokens: TARGET, mode: "commit" });
+      const done = await fresh.getMessages();
+      expect(done.filter((m) => isCompactionNote(m))).toHaveLength(1);
+      expect(keys(await store.getMessages())).toEqual(keys(done));
+      cases += 1;
+    }
+    expect(cases).toBe(3);
+  });
+});
+
+const comparableData = (message: BaseMessage) => mapChatMessagesToStoredMessages([message])[0]!.data;
+
+describe("postgresRewrite", () => {
+  test("a rewrite waiting on a competitor's locked rows refuses once they are gone", async () => {
+    if (!pgUp) return;
+    const id = sessionId("pg-lock");
+    const store = (await kinds[2]!.open(id)) as PostgresChatMessageHistory;
+    const original = chat(3, "p");
+    await store.addMessages(original);
+    const rewrite = postgresRewrite(store);
+    // The competitor: a rewrite in place (same number of rows, same ids) that has locked the rows and not yet committed.
+    const competitor = await pool!.connect();
+    await competitor.query("BEGIN");
+    await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 ORDER BY id FOR UPDATE`, [id]);
+    const { rows } = await competitor.query(`DELETE FROM ${PG_TABLE} WHERE id = (SELECT min(id) FROM ${PG_TABLE} WHERE session_id = $1) RETURNING id, message`, [id]);
+    const replaced = new SystemMessage("a shorter system prompt, written by the competitor");
+    await competitor.query(`INSERT INTO ${PG_TABLE} (id, session_id, message) VALUES ($1, $2, $3)`, [rows[0].id, id, { ...comparableData(replaced), type: "system" }]);
+    const waiting = rewrite(original.slice(0, 3), [new HumanMessage("x")]);
+    await tick(100);
+    await competitor.query("COMMIT");
+    competitor.release();
+    expect(await waiting).toBe(false);
+    expect(keys(await store.getMessages())).toEqual(keys([replaced, ...original.slice(1)]));
+    // Replacing the oldest two keeps the third behind, and the ids keep it there.
+    const current = await store.getMessages();
+    expect(await rewrite(current.slice(0, 2), [new HumanMessage("y")])).toBe(true);
+    await store.addMessage(new AIMessage("z"));
+    expect((await store.getMessages()).map((m) => m.text)).toEqual(["y", ...current.slice(2).map((m) => m.text), "z"]);
+    expect(await rewrite([new HumanMessage("not there")], [])).toBe(false);
+  });
+
+  test("while a rewrite runs, its rows are locked: a competitor between its read and its delete cannot land", async () => {
+    if (!pgUp) return;
+    const id = sessionId("pg-locked");
+    const store = (await kinds[2]!.open(id)) as PostgresChatMessageHistory;
+    const original = chat(3, "r");
+    await store.addMessages(original);
+    let competitorLanded: boolean | undefined;
+    const racingPool = {
+      connect: async () => {
+        const client = await pool!.connect();
+        return {
+          query: async (text: string, values?: unknown[]) => {
+            if (text.startsWith("DELETE") && competitorLanded === undefined) {
+              const competitor = await pool!.connect();
+              try {
+                await competitor.query("BEGIN");
+                await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 ORDER BY id FOR UPDATE NOWAIT`, [id]);
+                await competitor.query(`DELETE FROM ${PG_TABLE} WHERE id = (SELECT min(id) FROM ${PG_TABLE} WHERE session_id = $1)`, [id]);
+                await competitor.query("COMMIT");
+                competitorLanded = true;
+              } catch {
+                await competitor.query("ROLLBACK");
+                competitorLanded = false;
+              } finally {
+                competitor.release();
+              }
+            }
+            return client.query(text, values);
+          },
+          release: (destroy?: boolean | Error) => client.release(destroy),
+        };
+      },
+    };
+    const rewrite = postgresRewrite({ pool: racingPool, tableName: PG_TABLE, sessionId: id });
+    expect(await rewrite(original.slice(0, 3), [new HumanMessage("x")])).toBe(true);
+    expect(competitorLanded).toBe(false);
+    expect(keys(await store.getMessages())).toEqual(keys([new HumanMessage("x"), ...original.slice(3)]));
+  });
+
+  test("a connection that dies at any statement of the transaction loses nothing; a fresh instance finishes the job", async () => {
+    if (!pgUp) return;
+    let faults = 0;
+    for (let failAt = 0; failAt < 6; failAt += 1) {
+      for (const landsFirst of [false, true]) {
+        const id = sessionId(`pg-kill-${failAt}-${landsFirst}`);
+        const store = (await kinds[2]!.open(id)) as PostgresChatMessageHistory;
+        const original = chat(12, "q");
+        await store.addMessages(original);
+        let statement = 0;
+        const dyingPool = {
+          connect: async () => {
+            const client = await pool!.connect();
+            return {
+              query: async (text: string, values?: unknown[]) => {
+                const index = statement++;
+                if (index !== failAt) return client.query(text, values);
+                faults += 1;
+                if (landsFirst) await client.query(text, values);
+                throw new Error("connection lost");
+              },
+              release: (destroy?: boolean | Error) => client.release(destroy),
+            };
+          },
+        };
+        const evicted: BaseMessage[] = [];
+        const doomed = new CompactingChatMessageHistory({
+          history: store,
+          targetTokens: TARGET,
+          mode: "commit",
+          onEvict: (r) => void evicted.push(...r),
+          rewrite: postgresRewrite({ pool: dyingPool, tableName: PG_TABLE, sessionId: id }),
+        });
+        const failed = await doomed.getMessages().then(
+          () => false,
+          () => true,
+        );
+        const after = await store.getMessages();
+        const inStore = new Set(keys(after));
+        expect(keys(original).filter((k) => !inStore.has(k) && !keys(evicted).includes(k))).toEqual([]);
+        if (failed) expect(after.length === original.length || after.some((m) => isCompactionNote(m))).toBe(true);
+        const done = await new CompactingChatMessageHistory({ history: (await kinds[2]!.open(id)) as PostgresChatMessageHistory, targetTokens: TARGET, mode: "commit" }).getMessages();
+        expect(done.filter((m) => isCompactionNote(m))).toHaveLength(1);
+        expect(keys(await store.getMessages())).toEqual(keys(done));
+      }
+    }
+    console.log(`postgres kill injection: ${faults} faults injected over 12 cases`);
+    expect(faults).toBeGreaterThanOrEqual(10);
   });
 });

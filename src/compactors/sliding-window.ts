@@ -162,7 +162,17 @@ export class SlidingWindowCompactor {
     // Earlier notes are in no group, so every one of them goes; what else goes is every message not kept.
     const removedCount = messages.length - kept.length;
     let removedSoFar = removedCount - layout.notes.length;
-    for (const index of layout.notes) removedSoFar += compactionNoteMetadata(messages[index]!)?.removed_messages ?? 0;
+    // A note repeated by a store's race (two writers re-adding one list) stands for the same messages: fold it once,
+    // or each round would add every copy and the count would double.
+    const foldedNotes = new Set<string>();
+    for (const index of layout.notes) {
+      const message = messages[index]!;
+      const folded = compactionNoteMetadata(message);
+      if (folded === undefined) continue;
+      const identity = message.id ?? JSON.stringify([message.content, folded.removed_messages, folded.kept_messages]);
+      if (!foldedNotes.has(identity)) removedSoFar += folded.removed_messages;
+      foldedNotes.add(identity);
+    }
     // Swapping one note for another frees nothing.
     if (removedCount === 0 || removedCount === layout.notes.length) return unchanged();
     // Listed only for a report: `compact` returns the kept messages, and a long history's removed part is long.

@@ -1,6 +1,5 @@
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
-import { mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionReport } from "../compactors/report";
@@ -8,6 +7,13 @@ import { SlidingWindowCompactor } from "../compactors/sliding-window";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, describeValue } from "../errors";
+import { comparableForm, startsWith } from "./message-rewrite";
+import type { MessageRewrite } from "./message-rewrite";
+import { RECOGNISED_STORES, recognisedRewrite } from "./recognised-rewrite";
+import { SerialLane, untilAborted } from "./serial-lane";
+
+export type { MessageRewrite } from "./message-rewrite";
+export { storedForm } from "./message-rewrite";
 
 /** A chat history the wrapper can wrap: the two store shapes of `@langchain/core`. */
 export type WrappableChatMessageHistory = BaseChatMessageHistory | BaseListChatMessageHistory;
@@ -26,17 +32,16 @@ function isWrappableHistory(value: unknown): value is WrappableChatMessageHistor
   return HISTORY_METHODS.every((method) => typeof record[method] === "function");
 }
 
-/**
- * In one atomic step, replaces the store's oldest messages by `next` if they
- * are still `expected`, keeping every message appended after them; resolves
- * `false` (and changes nothing) when they are not. A store that offers this
- * (see `redisListRewrite`) makes a commit safe against crashes and
- * concurrent appends.
- */
-export type MessageRewrite = (expected: readonly BaseMessage[], next: readonly BaseMessage[]) => Promise<boolean>;
-
 /** Receives messages a commit is about to delete from the store. */
 export type EvictionCallback = (removed: BaseMessage[]) => void | Promise<void>;
+
+/**
+ * The `rewrite` value that opts in, by name, to committing with `clear()` +
+ * `addMessages()`: correct only while this one instance is the only writer
+ * of the session (another writer's append can be lost, or land ahead of the
+ * system prompt; two such compactors duplicate the list).
+ */
+export const SINGLE_WRITER_CLEAR_AND_ADD = "single-writer-clear-and-add";
 
 /** Options of {@link CompactingChatMessageHistory}: a fixed `targetTokens`, or the hook's trigger options. */
 export interface CompactingChatMessageHistoryOptions {
@@ -56,17 +61,20 @@ export interface CompactingChatMessageHistoryOptions {
   tokenCounter?: TokenCounterLike;
   /** Default `new SlidingWindowCompactor()`. */
   compactor?: SlidingWindowCompactor;
-  /** Commit mode: an atomic compare-and-replace for the wrapped store, used instead of `clear` + `addMessages`. */
-  rewrite?: MessageRewrite;
-}
-
-/** Messages in a comparable form: what a store keeps of them, as JSON. */
-export function storedForm(messages: readonly BaseMessage[]): string[] {
-  return mapChatMessagesToStoredMessages([...messages]).map((stored) => JSON.stringify(stored));
-}
-
-function startsWith(list: readonly string[], prefix: readonly string[]): boolean {
-  return prefix.length <= list.length && prefix.every((item, index) => list[index] === item);
+  /**
+   * Commit mode: how the store is rewritten. Default: the atomic rewrite of a
+   * recognised store (`InMemoryChatMessageHistory`, `RedisChatMessageHistory`
+   * from `@langchain/redis`, `PostgresChatMessageHistory` from
+   * `@langchain/community`), picked by itself. For any other store give a
+   * {@link MessageRewrite}, or `"single-writer-clear-and-add"` if this
+   * instance is the session's only writer; without either, commit mode is a
+   * `TypeError`.
+   */
+  rewrite?: MessageRewrite | typeof SINGLE_WRITER_CLEAR_AND_ADD;
+  /** A compaction (counting and choosing) that takes longer is abandoned: `getMessages()` rejects, nothing is written. Default: no limit. */
+  compactionTimeoutMs?: number;
+  /** Aborts the running and every later compaction the same way (e.g. at shutdown). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -78,27 +86,27 @@ function startsWith(list: readonly string[], prefix: readonly string[]): boolean
  *
  * - `"view"` never writes to the wrapped store: every read compacts the full
  *   stored list afresh, so any process reading the same session sees the same
- *   view. (Without a place to remember a cut, the hook's hysteresis only
- *   decides *whether* to compact; use `"commit"` for a prefix that stays put.)
- * - `"commit"` rewrites the store to the compacted list. The wrapped store
- *   only has `getMessages`/`addMessage(s)`/`clear`, so a rewrite is a
- *   sequence: (1) read; (2) `onEvict(removed)` is awaited, and if it throws
- *   the store is untouched; (3) re-read: messages another writer appended
- *   since (1) are carried over, and if the stored list changed otherwise
- *   (another compactor) nothing is written; (4) `clear()`; (5) `addMessages`
- *   of the compacted list plus the carried-over messages. What a crash
- *   leaves: before (4), the full store (the removed messages may also be in
- *   the archive, so archives should tolerate a repeat); during (5), a prefix
- *   of the new list, and the rest only in this instance's memory, which the
- *   next call on this instance writes first (a process death there loses
- *   it); a message appended by another writer between (3) and (4) is lost.
- *   With `rewrite` (an atomic replace of the oldest messages, e.g.
- *   `redisListRewrite`), steps (3)-(5) are one atomic step: appends made
- *   meanwhile stay behind the new list, a competing rewrite makes it refuse
- *   (nothing written), and a crash leaves either the old list or the new one.
+ *   view.
+ * - `"commit"` rewrites the store to the compacted list: (1) read; (2)
+ *   compact; (3) `onEvict(removed)` is awaited, and if it throws or rejects
+ *   the store is untouched; (4) one atomic {@link MessageRewrite} replaces the
+ *   messages read in (1) by the compacted list if they are still the oldest
+ *   ones. Messages appended meanwhile (by anyone) stay behind it; if another
+ *   compactor or a `clear()` changed them, it refuses and nothing is written;
+ *   a crash leaves the old list or the new one.
+ * - `rewrite: "single-writer-clear-and-add"` replaces (4) by: re-read (messages
+ *   appended since (1) are carried over; any other change writes nothing),
+ *   `clear()`, `addMessages()`. If that fails part way, the list still owed
+ *   is kept ({@link pendingRewrite}) and written first by the next call on
+ *   this instance. Only for a session this instance alone writes.
  *
- * Appends and reads through one instance are serialized, so they never race
- * its own commits. Works with `RunnableWithMessageHistory`.
+ * Ordering of calls on one instance: appends (`addMessage(s)`) and `clear()`
+ * run one at a time, in call order. Reads (`getMessages()`) run one at a
+ * time, in call order, each after the appends and clears called before it.
+ * An append never waits for a read or a compaction (a token counter that
+ * never settles cannot hold back a reply), except, in single-writer mode,
+ * for the few store calls of a rewrite's write phase. Works with
+ * `RunnableWithMessageHistory`.
  */
 export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ["langchain_compaction", "chat_history"];
@@ -106,24 +114,36 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   readonly history: WrappableChatMessageHistory;
   readonly mode: "view" | "commit";
   private readonly onEvict: EvictionCallback | undefined;
-  private readonly rewrite: MessageRewrite | undefined;
-  private readonly compactWith: (messages: BaseMessage[]) => Promise<CompactionReport | null>;
-  /** A rewrite that failed part way: the list it replaced (stored form) and the list the store must end up holding. */
+  /** The atomic rewrite, or `null` in single-writer mode (and in view mode, where nothing is written). */
+  private readonly rewrite: MessageRewrite | null;
+  private readonly compactWith: (messages: BaseMessage[], signal: AbortSignal | undefined) => Promise<CompactionReport | null>;
+  private readonly compactionTimeoutMs: number | undefined;
+  private readonly signal: AbortSignal | undefined;
+  /** Single-writer mode: a rewrite that failed part way, the list it replaced (comparable form) and the list the store must end up holding. */
   private pending: { from: string[]; next: BaseMessage[] } | null = null;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly writes = new SerialLane();
+  private readonly reads = new SerialLane();
 
   constructor(options: CompactingChatMessageHistoryOptions) {
     super();
     if (typeof options !== "object" || options === null) {
       throw new TypeError(`CompactingChatMessageHistory options must be an object, got ${describeValue(options)}`);
     }
-    const { history, targetTokens, contextWindow, compactAt, compactTo, mode = "view", onEvict, tokenCounter, compactor, rewrite } = options;
+    const { history, targetTokens, contextWindow, compactAt, compactTo, mode = "view", onEvict, tokenCounter, compactor, rewrite, compactionTimeoutMs, signal } = options;
     if (!isWrappableHistory(history)) {
       throw new TypeError(`\`history\` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got ${describeValue(history)}`);
     }
     if (mode !== "view" && mode !== "commit") throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
     if (onEvict !== undefined && typeof onEvict !== "function") throw new TypeError(`\`onEvict\` must be a function, got ${describeValue(onEvict)}`);
-    if (rewrite !== undefined && typeof rewrite !== "function") throw new TypeError(`\`rewrite\` must be a function, got ${describeValue(rewrite)}`);
+    if (rewrite !== undefined && typeof rewrite !== "function" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
+      throw new TypeError(`\`rewrite\` must be a MessageRewrite function or "${SINGLE_WRITER_CLEAR_AND_ADD}", got ${describeValue(rewrite)}`);
+    }
+    if (compactionTimeoutMs !== undefined && (typeof compactionTimeoutMs !== "number" || !Number.isFinite(compactionTimeoutMs) || compactionTimeoutMs <= 0)) {
+      throw new RangeError(`\`compactionTimeoutMs\` must be a positive number of milliseconds, got ${describeValue(compactionTimeoutMs)}`);
+    }
+    if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).addEventListener !== "function")) {
+      throw new TypeError(`\`signal\` must be an AbortSignal, got ${describeValue(signal)}`);
+    }
     if ((targetTokens === undefined) === (contextWindow === undefined)) {
       throw new TypeError("give exactly one of `targetTokens` (a fixed budget) and `contextWindow` (the hook's trigger)");
     }
@@ -143,18 +163,34 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, tokenCounter, compactor });
       this.compactWith = (messages) => hook.run(messages);
     }
+    let atomic: MessageRewrite | null = null;
+    if (mode === "commit" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
+      atomic = rewrite ?? recognisedRewrite(history);
+      if (atomic === null) {
+        throw new TypeError(
+          `commit mode needs an atomic rewrite, and \`history\` (${describeValue(history)}) is none of the recognised stores ` +
+            `(${RECOGNISED_STORES.join(", ")}): pass \`rewrite\` (a MessageRewrite for this store), or, only if this instance is ` +
+            `the session's single writer, \`rewrite: "${SINGLE_WRITER_CLEAR_AND_ADD}"\``,
+        );
+      }
+    }
     this.history = history;
     this.mode = mode;
     this.onEvict = onEvict;
-    this.rewrite = rewrite;
+    this.rewrite = atomic;
+    this.compactionTimeoutMs = compactionTimeoutMs;
+    this.signal = signal;
   }
 
   /** The compacted conversation; in `"commit"` mode the store is rewritten to it first. */
   async getMessages(): Promise<BaseMessage[]> {
-    return this.serialized(async () => {
-      await this.finishPending();
-      const stored = await this.history.getMessages();
-      const report = await this.compactWith(stored);
+    const writesBefore = this.writes.drained();
+    return this.reads.run(async () => {
+      await writesBefore;
+      if (this.pending !== null) await this.writes.run(() => this.finishPending());
+      // A copy: some stores (InMemoryChatMessageHistory) hand out their live list.
+      const stored = [...(await this.history.getMessages())];
+      const report = await this.compactBounded(stored);
       if (report === null || report.messages === null) return stored;
       if (this.mode === "view") return report.messages;
       return this.commit(stored, report);
@@ -162,27 +198,28 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   async addMessage(message: BaseMessage): Promise<void> {
-    await this.serialized(async () => {
+    await this.writes.run(async () => {
       await this.finishPending();
       await this.history.addMessage(message);
     });
   }
 
   override async addMessages(messages: BaseMessage[]): Promise<void> {
-    await this.serialized(async () => {
+    await this.writes.run(async () => {
       await this.finishPending();
       await this.history.addMessages(messages);
     });
   }
 
+  /** Empties the store. A rewrite still owed (single-writer mode) is dropped with it; a compaction under way then refuses. */
   override async clear(): Promise<void> {
-    await this.serialized(async () => {
+    await this.writes.run(async () => {
       this.pending = null;
       await this.history.clear();
     });
   }
 
-  /** Whether a commit failed part way and still has to write (the next call on this instance does it first). */
+  /** Whether a commit failed part way and still has to write (the next call on this instance does it first). Single-writer mode only. */
   get hasPendingRewrite(): boolean {
     return this.pending !== null;
   }
@@ -192,23 +229,45 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     return this.pending?.next ?? null;
   }
 
+  /** The compaction, abandoned (rejecting with the reason) when the timeout passes or `signal` aborts. */
+  private async compactBounded(messages: BaseMessage[]): Promise<CompactionReport | null> {
+    if (this.compactionTimeoutMs === undefined && this.signal === undefined) return this.compactWith(messages, undefined);
+    const controller = new AbortController();
+    const forward = () => controller.abort(this.signal!.reason);
+    if (this.signal?.aborted) forward();
+    this.signal?.addEventListener("abort", forward, { once: true });
+    const timer =
+      this.compactionTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => controller.abort(new Error(`compaction did not finish within compactionTimeoutMs (${this.compactionTimeoutMs} ms)`)), this.compactionTimeoutMs);
+    try {
+      return await untilAborted(this.compactWith(messages, controller.signal), controller.signal);
+    } finally {
+      clearTimeout(timer);
+      this.signal?.removeEventListener("abort", forward);
+    }
+  }
+
   private async commit(stored: BaseMessage[], report: CompactionReport): Promise<BaseMessage[]> {
     const compacted = report.messages!;
     if (this.onEvict) await this.onEvict([...report.removed]);
     if (this.rewrite) {
-      if (await this.rewrite(stored, compacted)) return this.history.getMessages();
-      // The oldest messages changed under us (another compactor): its result stands; show ours of it.
-      const current = await this.history.getMessages();
-      return (await this.compactWith(current))?.messages ?? current;
+      if (await this.rewrite(stored, compacted)) return [...(await this.history.getMessages())];
+      // The oldest messages changed under us (another compactor, or a clear): its result stands; show ours of it.
+      const current = [...(await this.history.getMessages())];
+      return (await this.compactBounded(current))?.messages ?? current;
     }
-    const storedKeys = storedForm(stored);
-    const current = await this.history.getMessages();
-    const currentKeys = storedForm(current);
-    if (!startsWith(currentKeys, storedKeys)) return (await this.compactWith(current))?.messages ?? current;
-    // Messages another writer appended since the first read are carried over behind the compacted list.
-    const next = [...compacted, ...current.slice(stored.length)];
-    await this.replaceAll(currentKeys, next);
-    return next;
+    return this.writes.run(async () => {
+      await this.finishPending();
+      const storedKeys = comparableForm(stored);
+      const current = [...(await this.history.getMessages())];
+      const currentKeys = comparableForm(current);
+      if (!startsWith(currentKeys, storedKeys)) return current;
+      // Messages appended since the first read are carried over behind the compacted list.
+      const next = [...compacted, ...current.slice(stored.length)];
+      await this.replaceAll(currentKeys, next);
+      return next;
+    });
   }
 
   /** clear + addMessages, remembering the target so a failure in between is finished later. */
@@ -222,38 +281,32 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   /**
    * Completes a rewrite that failed part way. The store then holds either
    * the old list (the failure came before `clear()` took effect) or a prefix
-   * of the new one, in both cases perhaps followed by messages others
-   * appended; the result is the new list followed by those.
+   * of the new one, in both cases perhaps followed by messages appended
+   * since; the result is the new list followed by those.
    */
   private async finishPending(): Promise<void> {
     if (this.pending === null) return;
     const { from, next } = this.pending;
-    const current = await this.history.getMessages();
-    const currentKeys = storedForm(current);
-    let foreign: BaseMessage[];
+    const current = [...(await this.history.getMessages())];
+    const currentKeys = comparableForm(current);
+    let appended: BaseMessage[];
     if (startsWith(currentKeys, from)) {
-      foreign = current.slice(from.length);
+      appended = current.slice(from.length);
     } else {
-      const nextKeys = storedForm(next);
+      const nextKeys = comparableForm(next);
       let written = 0;
       while (written < next.length && written < current.length && currentKeys[written] === nextKeys[written]) written += 1;
-      foreign = current.slice(written);
-      if (written === next.length && foreign.length === 0) {
+      appended = current.slice(written);
+      if (written === next.length && appended.length === 0) {
         this.pending = null;
         return;
       }
     }
-    const target = [...next, ...foreign];
+    const target = [...next, ...appended];
     // Remember what this attempt owes before clearing, so a second failure loses nothing either.
     this.pending = { from: currentKeys, next: target };
     await this.history.clear();
     await this.history.addMessages(target);
     this.pending = null;
-  }
-
-  private serialized<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 }

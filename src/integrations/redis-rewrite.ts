@@ -1,8 +1,8 @@
 import { mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { storedForm } from "./history";
-import type { MessageRewrite } from "./history";
+import { namespaceOf, storedForm } from "./message-rewrite";
+import type { MessageRewrite } from "./message-rewrite";
 
 /** The part of a node-redis v4 client this helper uses. */
 export interface RedisRewriteClient {
@@ -17,6 +17,17 @@ export interface RedisListHistoryLike {
   client: RedisRewriteClient;
   sessionId: string;
   sessionTTL?: number;
+}
+
+/** Whether `history` is `@langchain/redis`'s `RedisChatMessageHistory` with a node-redis client (by its namespace and fields; no `instanceof`). */
+export function isRedisListHistory(history: unknown): history is RedisListHistoryLike {
+  const candidate = history as Partial<RedisListHistoryLike> | null;
+  return (
+    namespaceOf(history) === "langchain/stores/message/redis" &&
+    typeof candidate?.sessionId === "string" &&
+    typeof candidate.client?.eval === "function" &&
+    typeof candidate.client.lRange === "function"
+  );
 }
 
 /**

@@ -1,0 +1,39 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { describeValue } from "../errors";
+import { comparableForm, namespaceOf } from "./message-rewrite";
+import type { MessageRewrite } from "./message-rewrite";
+
+/** Where `InMemoryChatMessageHistory` keeps a session: its `messages` array. */
+export interface InMemoryHistoryLike {
+  messages: BaseMessage[];
+}
+
+/** Whether `history` is `@langchain/core`'s `InMemoryChatMessageHistory` (by its namespace and its list; no `instanceof`). */
+export function isInMemoryHistory(history: unknown): history is InMemoryHistoryLike {
+  return namespaceOf(history) === "langchain/stores/message/in_memory" && Array.isArray((history as InMemoryHistoryLike).messages);
+}
+
+/**
+ * An atomic {@link MessageRewrite} for `InMemoryChatMessageHistory`. JavaScript
+ * runs one thing at a time, and the compare and the swap of the store's list
+ * happen with no `await` between them, so no append, clear or other rewrite
+ * can interleave: appends made before it stay behind the new list, and a
+ * competing rewrite that landed first makes it refuse.
+ */
+export function inMemoryRewrite(history: InMemoryHistoryLike): MessageRewrite {
+  if (typeof history !== "object" || history === null || !Array.isArray(history.messages)) {
+    throw new TypeError(`\`history\` must be an InMemoryChatMessageHistory (an object with a \`messages\` array), got ${describeValue(history)}`);
+  }
+  return async (expected, next) => {
+    // Serialize before the critical section: nothing below awaits.
+    const want = comparableForm(expected);
+    const replacement = [...next];
+    const current = history.messages;
+    if (current.length < expected.length) return false;
+    for (let index = 0; index < expected.length; index += 1) {
+      if (current[index] !== expected[index] && comparableForm([current[index]!])[0] !== want[index]) return false;
+    }
+    history.messages = [...replacement, ...current.slice(expected.length)];
+    return true;
+  };
+}

@@ -1,0 +1,130 @@
+import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
+import type { StoredMessage } from "@langchain/core/messages";
+import { describeValue } from "../errors";
+import { comparableForm, namespaceOf } from "./message-rewrite";
+import type { MessageRewrite } from "./message-rewrite";
+
+/** A result row set: the part of `pg`'s `QueryResult` this helper reads. */
+export interface PostgresQueryResult {
+  rows: unknown[];
+  rowCount: number | null;
+}
+
+/** One checked-out connection: the part of `pg`'s `PoolClient` this helper uses. */
+export interface PostgresPoolClient {
+  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  release(destroy?: boolean | Error): void;
+}
+
+/** Where `PostgresChatMessageHistory` from `@langchain/community` keeps a session: its `pg` pool, table and `sessionId`. */
+export interface PostgresHistoryLike {
+  pool: { connect(): Promise<PostgresPoolClient> };
+  tableName: string;
+  sessionId: string;
+}
+
+/** Whether `history` is `@langchain/community`'s `PostgresChatMessageHistory` (by its namespace and fields; no `instanceof`). */
+export function isPostgresHistory(history: unknown): history is PostgresHistoryLike {
+  const candidate = history as Partial<PostgresHistoryLike> | null;
+  return (
+    namespaceOf(history) === "langchain/stores/message/postgres" &&
+    typeof candidate?.sessionId === "string" &&
+    typeof candidate.tableName === "string" &&
+    typeof candidate.pool?.connect === "function"
+  );
+}
+
+interface MessageRow {
+  id: number;
+  message: { type: string } & Record<string, unknown>;
+}
+
+/** A message as the store inserts it: its stored `data` with its `type` beside. */
+function rowValue(stored: StoredMessage): string {
+  return JSON.stringify({ ...stored.data, type: stored.type });
+}
+
+/** A row read back as the store's `getMessages` reads it, in comparable form. */
+function rowForm(row: MessageRow): string {
+  const { type, ...data } = row.message;
+  return comparableForm(mapStoredMessagesToChatMessages([{ type, data } as unknown as StoredMessage]))[0]!;
+}
+
+/**
+ * An atomic {@link MessageRewrite} for `PostgresChatMessageHistory` (its own
+ * table: `id SERIAL`, `session_id`, `message JSONB`, read `ORDER BY id`). One
+ * transaction locks the session's rows (`SELECT ... FOR UPDATE`), checks that
+ * the oldest are still the expected messages, deletes them and inserts the
+ * new list under the smallest of their ids: a compacted list is never longer
+ * than the messages it replaces, so it keeps sorting ahead of rows appended
+ * meanwhile, which are never touched. A competing rewrite waits for the lock,
+ * then finds its expected rows gone and refuses; a crash (a dropped
+ * connection) rolls the whole transaction back.
+ *
+ * Should `next` be longer than `expected` (no built-in strategy does that),
+ * the rows after the replaced ones are moved behind it under new ids, in
+ * their order; a row appended during that rewrite may then sort before them.
+ */
+export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
+  if (typeof history !== "object" || history === null || typeof history.pool?.connect !== "function") {
+    throw new TypeError(`\`history\` must be a PostgresChatMessageHistory (with a \`pg\` pool), got ${describeValue(history)}`);
+  }
+  if (typeof history.sessionId !== "string" || history.sessionId === "") {
+    throw new TypeError(`\`sessionId\` must be a non-empty string, got ${describeValue(history.sessionId)}`);
+  }
+  if (typeof history.tableName !== "string" || history.tableName === "") {
+    throw new TypeError(`\`tableName\` must be a non-empty string, got ${describeValue(history.tableName)}`);
+  }
+  const { pool, sessionId } = history;
+  // Already escaped by the store when it was asked to (`escapeTableName`): used exactly as its own queries use it.
+  const table = history.tableName;
+  // The store creates its table lazily; its own (TypeScript-private) method knows the layout.
+  const ensureTable = (history as unknown as { ensureTable?: () => Promise<void> }).ensureTable;
+  return async (expected, next) => {
+    if (typeof ensureTable === "function") await ensureTable.call(history);
+    const want = comparableForm(expected);
+    const values = mapChatMessagesToStoredMessages([...next]).map(rowValue);
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      const rows = (await client.query(`SELECT id, message FROM ${table} WHERE session_id = $1 ORDER BY id FOR UPDATE`, [sessionId])).rows as MessageRow[];
+      const oldest = rows.slice(0, want.length);
+      if (oldest.length < want.length || oldest.some((row, index) => rowForm(row) !== want[index])) {
+        await client.query("ROLLBACK");
+        return false;
+      }
+      const ids = oldest.map((row) => Number(row.id));
+      const moved = values.length > ids.length ? rows.slice(ids.length) : [];
+      const deleteIds = [...ids, ...moved.map((row) => Number(row.id))];
+      const deleted = await client.query(`DELETE FROM ${table} WHERE session_id = $1 AND id = ANY($2::int[])`, [sessionId, deleteIds]);
+      if (deleted.rowCount !== deleteIds.length) {
+        await client.query("ROLLBACK");
+        return false;
+      }
+      const inPlace = values.slice(0, ids.length);
+      if (inPlace.length > 0) {
+        await client.query(`INSERT INTO ${table} (id, session_id, message) SELECT id, $1, message FROM unnest($2::int[], $3::jsonb[]) AS t(id, message)`, [
+          sessionId,
+          ids.slice(0, inPlace.length),
+          inPlace,
+        ]);
+      }
+      const behind = [...values.slice(ids.length), ...moved.map((row) => JSON.stringify(row.message))];
+      if (behind.length > 0) {
+        await client.query(
+          `INSERT INTO ${table} (session_id, message) SELECT $1, message FROM unnest($2::jsonb[]) WITH ORDINALITY AS t(message, position) ORDER BY position`,
+          [sessionId, behind],
+        );
+      }
+      await client.query("COMMIT");
+      return true;
+    } catch (error) {
+      broken = true;
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction is destroyed, not reused: the server rolls the transaction back.
+      client.release(broken);
+    }
+  };
+}
