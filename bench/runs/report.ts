@@ -1,0 +1,144 @@
+/**
+ * The run benchmark's tables and goals, from the results of every strategy
+ * on every seed.
+ */
+import type { RunResult } from "./harness";
+import type { Strategy } from "./strategies";
+
+/** One strategy's results over all seeds (empty `runs` when it could not run). */
+export interface StrategyRuns {
+  strategy: Strategy;
+  runs: RunResult[];
+  /** Why it did not run. */
+  skipped: string | null;
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+const mean = (values: readonly number[]) => (values.length === 0 ? 0 : sum(values) / values.length);
+const thousands = (value: number) => `${(value / 1000).toLocaleString("en-US", { maximumFractionDigits: 0 })}k`;
+const int = (value: number) => value.toLocaleString("en-US");
+
+/** Per-strategy aggregates used by the table and the goals. */
+export interface Aggregate {
+  overWindow: number;
+  invalid: number;
+  peak: number;
+  prefixBreaks: number;
+  compactions: number | null;
+  billedA: number;
+  billedB: number;
+  inputTokens: number;
+  summaryCalls: number;
+  facts: number;
+  readable: number;
+  planted: number;
+  cpuMs: number;
+}
+
+export function aggregate(runs: readonly RunResult[]): Aggregate {
+  const compactions = runs.map((run) => run.compactions);
+  return {
+    overWindow: sum(runs.map((run) => run.overWindow)),
+    invalid: sum(runs.map((run) => run.invalid)),
+    peak: Math.max(...runs.map((run) => run.peakTokens)),
+    prefixBreaks: sum(runs.map((run) => run.prefixBreaks)),
+    compactions: compactions.some((value) => value === null) ? null : sum(compactions as number[]),
+    billedA: mean(runs.map((run) => run.billedA)),
+    billedB: mean(runs.map((run) => run.billedB)),
+    inputTokens: mean(runs.map((run) => run.inputTokens)),
+    summaryCalls: sum(runs.map((run) => run.summaryCalls)),
+    facts: sum(runs.map((run) => run.factsVisible.length)),
+    readable: sum(runs.map((run) => run.factsReadable.length)),
+    planted: sum(runs.map((run) => run.factsPlanted)),
+    cpuMs: mean(runs.map((run) => run.compactionCpuMs)),
+  };
+}
+
+/** The main table: one row per strategy, over all seeds. */
+export function runsTable(results: readonly StrategyRuns[]): string {
+  const lines = [
+    "| strategy | requests over the window | provider-invalid requests | peak request tokens | prefix breaks / compactions | billed input A (per run) | billed input B (per run) | input tokens, no cache (per run) | summary model calls | facts visible in the final request | facts readable (offload reader) | compaction CPU ms (per run) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const { strategy, runs, skipped } of results) {
+    if (runs.length === 0) {
+      lines.push(`| ${strategy.label} | not run: ${skipped ?? "?"} |||||||||||`);
+      continue;
+    }
+    const a = aggregate(runs);
+    const firstOver = runs.map((run) => run.firstOverWindow).filter((value): value is number => value !== null);
+    const over = a.overWindow === 0 ? "0" : `${int(a.overWindow)} (first at call ${Math.min(...firstOver)})`;
+    lines.push(
+      `| ${strategy.label} | ${over} | ${int(a.invalid)} | ${int(a.peak)} | ${int(a.prefixBreaks)} / ${a.compactions === null ? "–" : int(a.compactions)} | ${thousands(a.billedA)} | ${thousands(a.billedB)} | ${thousands(a.inputTokens)} | ${int(a.summaryCalls)} | ${a.facts} of ${a.planted} | ${a.readable} of ${a.planted} | ${a.cpuMs.toFixed(0)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** Per-seed detail: the numbers each run contributes, and the first invalid request's reason. */
+export function detailTable(results: readonly StrategyRuns[]): string {
+  const lines = [
+    "| strategy | seed | over window | invalid (first reason) | peak | prefix breaks / compactions | billed A | billed B | facts visible | CPU ms | wall s |",
+    "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const { strategy, runs } of results) {
+    for (const run of runs) {
+      const invalid = run.invalid === 0 ? "0" : `${run.invalid} (${run.firstProblem!.replace(/\|/g, "\\|").slice(0, 90)})`;
+      lines.push(
+        `| ${strategy.label} | ${run.seed} | ${run.overWindow} | ${invalid} | ${int(run.peakTokens)} | ${run.prefixBreaks} / ${run.compactions ?? "–"} | ${thousands(run.billedA)} | ${thousands(run.billedB)} | ${run.factsVisible.length} of ${run.factsPlanted} | ${run.compactionCpuMs.toFixed(0)} | ${(run.wallMs / 1000).toFixed(1)} |`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+/** One goal of the issue, with what this run measured. */
+export interface Goal {
+  text: string;
+  met: boolean;
+  measured: string;
+}
+
+/** The issue's goals, judged on these results. */
+export function goals(results: readonly StrategyRuns[]): Goal[] {
+  const ran = results.filter((entry) => entry.runs.length > 0);
+  const ours = ran.filter((entry) => entry.strategy.kind === "ours");
+  const peers = ran.filter((entry) => entry.strategy.kind === "peer");
+  const out: Goal[] = [];
+
+  const badRuns = ours.flatMap((entry) => entry.runs.filter((run) => run.overWindow > 0 || run.invalid > 0).map((run) => `${entry.strategy.label} seed ${run.seed}`));
+  out.push({
+    text: "ours has 0 over-window and 0 invalid requests on every run",
+    met: badRuns.length === 0 && ours.length > 0,
+    measured: badRuns.length === 0 ? `${sum(ours.map((entry) => entry.runs.length))} runs of ours, none over the window or invalid` : `failing runs: ${badRuns.join("; ")}`,
+  });
+
+  const bestPeerFacts = Math.max(...peers.map((entry) => aggregate(entry.runs).facts));
+  const cheapestPeer = peers.map((entry) => ({ entry, a: aggregate(entry.runs) })).sort((x, y) => x.a.billedA - y.a.billedA)[0];
+  const oursRanked = ours.map((entry) => ({ entry, a: aggregate(entry.runs) })).sort((x, y) => x.a.billedA - y.a.billedA);
+  const qualifying = oursRanked.filter((x) => x.a.facts >= bestPeerFacts);
+  const best = qualifying[0];
+  const costGoal = best !== undefined && cheapestPeer !== undefined && best.a.billedA < cheapestPeer.a.billedA;
+  const describe = (x: { entry: StrategyRuns; a: Aggregate }) => `${x.entry.strategy.label}: ${thousands(x.a.billedA)} per run, ${x.a.facts} facts`;
+  out.push({
+    text: "the best of ours costs less than every peer under price model A, with at least as many facts visible as the best peer",
+    met: costGoal,
+    measured:
+      `best peer on facts: ${bestPeerFacts} of ${aggregate(peers[0]?.runs ?? []).planted}; cheapest peer under A: ${cheapestPeer ? describe(cheapestPeer) : "none"}; ` +
+      (best ? `cheapest of ours with at least ${bestPeerFacts} facts: ${describe(best)}` : `no strategy of ours shows ${bestPeerFacts} facts (cheapest of ours: ${oursRanked[0] ? describe(oursRanked[0]) : "none"})`),
+  });
+
+  const breaches = ours.flatMap((entry) =>
+    entry.runs.filter((run) => run.compactions === null || run.prefixBreaks > run.compactions).map((run) => `${entry.strategy.label} seed ${run.seed}: ${run.prefixBreaks} breaks, ${run.compactions} compactions`),
+  );
+  out.push({
+    text: "prefix breaks no more than one per compaction (ours)",
+    met: breaches.length === 0 && ours.length > 0,
+    measured: breaches.length === 0 ? `every run of ours: breaks ≤ compactions (${sum(ours.map((e) => aggregate(e.runs).prefixBreaks))} breaks, ${sum(ours.map((e) => aggregate(e.runs).compactions ?? 0))} compactions in all)` : breaches.join("; "),
+  });
+  return out;
+}
+
+export function goalsSection(list: readonly Goal[]): string {
+  return list.map((goal) => `- ${goal.text}: **${goal.met ? "pass" : "miss"}**. ${goal.measured}.`).join("\n");
+}
