@@ -23,11 +23,19 @@ export interface ChartOptions {
   seed: number;
   /** The tokens axis is cut here (the no-compaction line keeps rising; it is clipped). */
   tokensAxisMax: number;
+  /** Strategy labels in legend order, and their colours. */
+  strategies: { label: string; color: string }[];
 }
 
 /** The chart as SVG text. */
 export async function renderRunsChart(points: ChartPoint[], options: ChartOptions): Promise<string> {
-  const color = { field: "strategy", type: "nominal", title: "strategy", legend: { orient: "bottom", columns: 2, labelLimit: 400 } } as const;
+  const color = {
+    field: "strategy",
+    type: "nominal",
+    title: "strategy",
+    scale: { domain: options.strategies.map((s) => s.label), range: options.strategies.map((s) => s.color) },
+    legend: { orient: "bottom", columns: 2, labelLimit: 0, symbolStrokeWidth: 3 },
+  } as const;
   const dash = {
     field: "kind",
     type: "nominal",

@@ -85,7 +85,7 @@ export async function runStrategy(strategy: Strategy, seed: number, settings: Ru
   const tokens = new MessageTokens(tiktokenCounter("o200k_base"));
   const counter = tokens.asCounter();
   const model = new ScriptedRunModel(script, counter);
-  const summarizer = new ScriptedSummarizer(counter);
+  const summarizer = new ScriptedSummarizer({ counter });
   const tools = runTools(script);
   const meter = new CpuMeter();
   const context: StrategyContext = {
@@ -172,7 +172,8 @@ export async function runStrategy(strategy: Strategy, seed: number, settings: Ru
     cumulativeA: cumulativeBilled(steps, PRICE_A),
     inputTokens: steps.reduce((sum, step) => sum + step.tokens, 0),
     summaryCalls: summarizer.calls,
-    factsPlanted: script.facts.length,
+    // A fact planted in the last answer is not in any request.
+    factsPlanted: script.facts.filter((fact) => fact.call < script.calls - 1).length,
     factsVisible: visible,
     factsReadable: readable,
     compactionCpuMs: Math.max(0, meter.micros - summarizer.cpuMicros) / 1000,

@@ -55,7 +55,9 @@ async function chart(results: StrategyRuns[], seed: number): Promise<string> {
     if (!run) return [];
     return run.steps.map((step, index) => ({ strategy: strategy.label, kind: strategy.kind, call: index + 1, tokens: step.tokens, billedA: run.cumulativeA[index]! }));
   });
-  return renderRunsChart(points, { contextWindow: RUN_SETTINGS.contextWindow, seed, tokensAxisMax: Math.round(RUN_SETTINGS.contextWindow * 1.5) });
+  return renderRunsChart(points, { contextWindow: RUN_SETTINGS.contextWindow, seed, tokensAxisMax: Math.round(RUN_SETTINGS.contextWindow * 1.5),
+    strategies: results.filter((entry) => entry.runs.length > 0).map(({ strategy }) => ({ label: strategy.label, color: strategy.color })),
+  });
 }
 
 /** Runs the whole run benchmark; returns the Markdown section it wrote. */

@@ -13,7 +13,7 @@
  *   to its token limit.
  */
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { BaseChatModelCallOptions, BindToolsInput } from "@langchain/core/language_models/chat_models";
+import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { AIMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
@@ -102,39 +102,59 @@ export class ScriptedRunModel extends BaseChatModel {
   }
 }
 
-/** Call options a summary caller may pass: a bound output limit. */
-interface SummaryCallOptions extends BaseChatModelCallOptions {
+/** What summary calls cost, shared by a summarizer and the copies a caller builds of it. */
+export interface SummarizerStats {
+  /** Summary calls made. */
+  calls: number;
+  /** CPU microseconds spent inside the summarizer (subtracted from the strategies' compaction time). */
+  cpuMicros: number;
+}
+
+/** Fields of {@link ScriptedSummarizer}; a copy built from them (with another `maxTokens`) shares `stats`. */
+export interface ScriptedSummarizerFields {
+  counter: TokenCounter;
+  /** Output limit in tokens. Default 1,024. */
   maxTokens?: number;
-  max_tokens?: number;
+  stats?: SummarizerStats;
 }
 
 /**
  * The shared deterministic summarizer: it keeps, in order and without
  * repeats, every line of its input that holds an identifier in the planted
  * format (earlier summaries included, so they are folded in), until its
- * token limit (its own `maxTokens`, or a smaller one bound by the caller).
+ * token limit. Callers that hold a model to an output limit rebuild it from
+ * its constructor fields with another `maxTokens` (as LangChain models are
+ * rebuilt): the copy shares the call counts.
  */
-export class ScriptedSummarizer extends BaseChatModel<SummaryCallOptions> {
-  /** Summary calls made. */
-  calls = 0;
-  /** CPU microseconds spent inside the summarizer (subtracted from the strategies' compaction time). */
-  cpuMicros = 0;
+export class ScriptedSummarizer extends BaseChatModel {
+  readonly maxTokens: number;
+  readonly stats: SummarizerStats;
+  private readonly counter: TokenCounter;
 
-  constructor(
-    private readonly counter: TokenCounter,
-    readonly maxTokens = 1_024,
-  ) {
-    super({});
+  constructor(fields: ScriptedSummarizerFields) {
+    const stats = fields.stats ?? { calls: 0, cpuMicros: 0 };
+    super({ ...fields, stats } as never);
+    this.counter = fields.counter;
+    this.maxTokens = fields.maxTokens ?? 1_024;
+    this.stats = stats;
+  }
+
+  get calls(): number {
+    return this.stats.calls;
+  }
+
+  get cpuMicros(): number {
+    return this.stats.cpuMicros;
   }
 
   _llmType(): string {
     return "scripted-summarizer";
   }
 
-  async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const started = process.cpuUsage();
-    this.calls += 1;
-    const limit = Math.min(this.maxTokens, options.maxTokens ?? options.max_tokens ?? Infinity);
+    this.stats.calls += 1;
+    const limit = this.maxTokens;
     const kept: string[] = ["Summary of the earlier conversation (identifiers kept verbatim):"];
     const seen = new Set<string>();
     let tokens = this.counter([new AIMessage(kept[0]!)]) as number;
@@ -152,7 +172,7 @@ export class ScriptedSummarizer extends BaseChatModel<SummaryCallOptions> {
     if (kept.length === 1) kept.push("No identifiers were mentioned.");
     const message = new AIMessage({ content: kept.join("\n") });
     const spent = process.cpuUsage(started);
-    this.cpuMicros += spent.user + spent.system;
+    this.stats.cpuMicros += spent.user + spent.system;
     return { generations: [{ text: message.text, message }] };
   }
 }

@@ -66,6 +66,8 @@ export interface Strategy {
   key: string;
   label: string;
   kind: "baseline" | "peer" | "ours";
+  /** Its line's colour in the chart. */
+  color: string;
   /** Why it cannot run with the code on this branch, or `null` when it can. */
   unavailable: () => string | null;
   setup: (context: StrategyContext) => StrategySetup;
@@ -143,6 +145,7 @@ const OFFLOAD_NAMESPACE = ["bench", "runs", "tool_results"];
 export const STRATEGIES: Strategy[] = [
   {
     key: "none",
+    color: "#d62728",
     label: "no compaction",
     kind: "baseline",
     unavailable: () => null,
@@ -150,6 +153,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "trim",
+    color: "#e6a700",
     label: "trimMessages (pre-model hook)",
     kind: "peer",
     unavailable: () => null,
@@ -174,6 +178,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "lc-summarization",
+    color: "#ff7f0e",
     label: "LangChain summarizationMiddleware",
     kind: "peer",
     unavailable: () => null,
@@ -195,6 +200,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "lc-context-editing",
+    color: "#1f77b4",
     label: "LangChain contextEditingMiddleware (ClearToolUsesEdit)",
     kind: "peer",
     unavailable: () => null,
@@ -214,6 +220,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "ours-sw-agent",
+    color: "#2ca02c",
     label: "ours: sliding window (createAgent middleware)",
     kind: "ours",
     unavailable: () => null,
@@ -221,6 +228,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "ours-sw-react",
+    color: "#98df8a",
     label: "ours: sliding window (createReactAgent node)",
     kind: "ours",
     unavailable: () => null,
@@ -241,6 +249,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "ours-prune-sw",
+    color: "#9467bd",
     label: "ours: pruning → sliding window",
     kind: "ours",
     unavailable: () => missing(["ToolResultPruningCompactor", "CompactionPipeline"]),
@@ -248,6 +257,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "ours-prune-sum-sw",
+    color: "#17becf",
     label: "ours: pruning → summarization → sliding window",
     kind: "ours",
     unavailable: () => missing(["ToolResultPruningCompactor", "SummarizationCompactor", "CompactionPipeline"]),
@@ -259,6 +269,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "ours-offload-sw",
+    color: "#8c564b",
     label: "ours: offloading → sliding window",
     kind: "ours",
     unavailable: () => missing(["ToolResultOffloadCompactor", "createOffloadReaderTool", "CompactionPipeline"]),
