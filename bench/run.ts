@@ -6,6 +6,10 @@
  * Every measurement runs in its own child process (see `worker.ts`) so its
  * peak memory is its own. Progress goes to stderr, the tables to stdout;
  * `npm run bench -- --write` also writes them into BENCHMARKS.md.
+ *
+ * Then the agent-run benchmark (`bench/runs/`): every strategy, ours and the
+ * peers, on the same scripted agent runs, which writes its own section of
+ * BENCHMARKS.md and its chart. `npm run bench -- --runs` runs only that.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";

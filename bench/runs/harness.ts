@@ -166,7 +166,7 @@ export async function runStrategy(strategy: Strategy, seed: number, settings: Ru
     firstProblem,
     peakTokens: Math.max(...steps.map((step) => step.tokens)),
     prefixBreaks: steps.filter((step) => step.prefixBreak).length,
-    compactions: setup.compactions(),
+    compactions: setup.compactionsIn ? setup.compactionsIn(requests) : setup.compactions(),
     billedA: billedInput(steps, PRICE_A),
     billedB: billedInput(steps, PRICE_B),
     cumulativeA: cumulativeBilled(steps, PRICE_A),

@@ -148,7 +148,7 @@ const RUNS_NOTES = `### How to read the run table
   (Chat Completions and Responses) and \`@langchain/anthropic\`, with each format's pairing rules checked on the payload.
 - **Prefix break**: a request whose message list does not start with the previous request's. "Compactions" are the
   compactions a strategy applied (ours: reports with a result; \`trimMessages\`: calls where it dropped something;
-  summarization: summaries made); context editing does not say, so it shows "–".
+  summarization: summaries made; context editing: requests in which it cleared a result the previous request showed).
 - **Billed input** per request, from the longest common prefix (tool schemas, then whole messages, in tokens) with the
   previous request. ${PRICE_A.name}: ${PRICE_A.description}. ${PRICE_B.name}: ${PRICE_B.description}. "Input tokens, no cache" is every
   request at the uncached price 1.0. Reported in thousands of token-equivalents per run.

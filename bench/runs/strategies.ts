@@ -11,7 +11,7 @@
  * main yet.
  */
 import { trimMessages } from "@langchain/core/messages";
-import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { InMemoryStore } from "@langchain/langgraph";
 import { ClearToolUsesEdit, contextEditingMiddleware, summarizationMiddleware } from "langchain";
@@ -22,7 +22,7 @@ import type { Compactor, TokenCounter } from "../../src";
 import { createCompactionNode } from "../../src/integrations/compaction-node";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { CpuMeter, timedMiddleware } from "./cpu-meter";
-import type { ScriptedRunModel, ScriptedSummarizer } from "./models";
+import type { RecordedRequest, ScriptedRunModel, ScriptedSummarizer } from "./models";
 
 /** What every strategy is given. */
 export interface StrategyContext {
@@ -54,6 +54,8 @@ export type StrategySetup = {
   extraTools?: StructuredToolInterface[];
   /** Compactions done (a stage or pipeline that changed the list), when the strategy can tell. */
   compactions: () => number | null;
+  /** Compactions read from the recorded requests instead, for a strategy that does not tell. */
+  compactionsIn?: (requests: readonly RecordedRequest[]) => number;
   /** Texts the agent could read back through the offload reader tool, from what its last request shows. */
   readable?: (lastRequest: readonly BaseMessage[]) => Promise<string[]>;
 } & (
@@ -215,7 +217,12 @@ export const STRATEGIES: Strategy[] = [
         ],
         tokenCountMethod: "model",
       });
-      return { integration: "createAgent", middleware: [timedMiddleware(middleware as AgentMiddleware, context.meter)], compactions: () => null };
+      return {
+        integration: "createAgent",
+        middleware: [timedMiddleware(middleware as AgentMiddleware, context.meter)],
+        compactions: () => null,
+        compactionsIn: requestsClearingMore,
+      };
     },
   },
   {
@@ -268,6 +275,29 @@ export const STRATEGIES: Strategy[] = [
       ),
   },
   {
+    key: "ours-prune-sum-sw-protected",
+    color: "#e377c2",
+    label: "ours: pruning → summarization → sliding window (summaries protected)",
+    kind: "ours",
+    unavailable: () => missing(["ToolResultPruningCompactor", "SummarizationCompactor", "CompactionPipeline"]),
+    setup: (context) => {
+      // The same pipeline, with the sliding window told never to drop a summary (`protect`, issue 10): otherwise,
+      // as the last resort, it drops the oldest history first, and the summaries are the oldest history.
+      const isSummary = (message: BaseMessage) =>
+        message.type === "human" && (message.response_metadata as { compaction?: { strategy?: string } } | undefined)?.compaction?.strategy === "summarization";
+      const window = new SlidingWindowCompactor({ protect: isSummary } as never);
+      const Pipeline = stageClass("CompactionPipeline")!;
+      return oursOnCreateAgent(
+        context,
+        new Pipeline([
+          new (stageClass("ToolResultPruningCompactor")!)(),
+          new (stageClass("SummarizationCompactor")!)({ model: context.summarizer }),
+          window,
+        ] as never),
+      );
+    },
+  },
+  {
     key: "ours-offload-sw",
     color: "#8c564b",
     label: "ours: offloading → sliding window",
@@ -282,6 +312,24 @@ export const STRATEGIES: Strategy[] = [
     },
   },
 ];
+
+/** Requests in which `ClearToolUsesEdit` cleared a tool result the previous request still showed in full. */
+function requestsClearingMore(requests: readonly RecordedRequest[]): number {
+  const cleared = (request: RecordedRequest) =>
+    new Set(
+      request.messages
+        .filter((m) => (m.response_metadata as { context_editing?: { cleared?: boolean } } | undefined)?.context_editing?.cleared === true)
+        .map((m) => (m as ToolMessage).tool_call_id),
+    );
+  let count = 0;
+  let before = new Set<string>();
+  for (const request of requests) {
+    const now = cleared(request);
+    if ([...now].some((id) => !before.has(id))) count += 1;
+    before = now;
+  }
+  return count;
+}
 
 /** Reads back, through the reader tool, every offloaded result whose reference the request shows. */
 async function readBack(reader: StructuredToolInterface, messages: readonly BaseMessage[]): Promise<string[]> {
