@@ -10,7 +10,7 @@ import { tool } from "@langchain/core/tools";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { MemorySaver } from "@langchain/langgraph";
-import type * as Prebuilt from "@langchain/langgraph/dist/prebuilt/index";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createAgent } from "langchain";
 import { z } from "zod/v4";
 import { tiktokenCounter } from "../../src";
@@ -23,9 +23,6 @@ import { factsIn, RUN_TOOLS, runScript } from "./script";
 import type { RunScript, RunScriptOptions } from "./script";
 import type { Strategy, StrategyContext } from "./strategies";
 import { providerProblem } from "./validity";
-
-// The repository's `moduleResolution: "node"` cannot see a subpath export's types.
-const { createReactAgent } = require("@langchain/langgraph/prebuilt") as typeof Prebuilt;
 
 /** The bench's window and hysteresis. */
 export interface RunSettings extends RunScriptOptions {
