@@ -4,15 +4,16 @@
  * integrations, offline. Prints the table and the goals, and writes them
  * into BENCHMARKS.md (its own section) with a chart beside it.
  */
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { runStrategy } from "./harness";
 import type { RunResult, RunSettings } from "./harness";
 import { PRICE_A, PRICE_B } from "./metrics";
 import { detailTable, goals, goalsSection, runsTable } from "./report";
 import type { StrategyRuns } from "./report";
 import { STRATEGIES } from "./strategies";
+import type { RunsWorkerTask } from "./worker";
 
 export const RUN_SEEDS = [1, 2, 3];
 export const RUN_SETTINGS: Required<RunSettings> = { contextWindow: 32_000, compactAt: 0.7, compactTo: 0.4, turns: 5, callsPerTurn: 30 };
@@ -60,6 +61,22 @@ async function chart(results: StrategyRuns[], seed: number): Promise<string> {
   });
 }
 
+/** Strategies measured at once, each in its own process (the machine has 2 cores). */
+const PARALLEL = 2;
+
+function runWorker(task: RunsWorkerTask): Promise<RunResult[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, join(__dirname, "worker.ts"), JSON.stringify(task)], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`run worker for ${task.strategy} exited with ${code}`));
+      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as RunResult[]);
+    });
+  });
+}
+
 /** Runs the whole run benchmark; returns the Markdown section it wrote. */
 export async function runRunsBench(): Promise<string> {
   const started = Date.now();
@@ -68,20 +85,15 @@ export async function runRunsBench(): Promise<string> {
   const runnable = results.filter((entry) => entry.skipped === null);
   for (const entry of results) if (entry.skipped !== null) progress(`${entry.strategy.label}: not run (${entry.skipped})`);
 
-  // JIT warm-up on a short run of every strategy, so that the first strategy measured does not pay for it.
-  for (const { strategy } of runnable) await runStrategy(strategy, 99, { ...RUN_SETTINGS, turns: 2, callsPerTurn: 6 });
-  progress("warmed up");
-
-  for (const seed of RUN_SEEDS) {
-    for (const entry of runnable) {
-      const run: RunResult = await runStrategy(entry.strategy, seed, RUN_SETTINGS);
-      entry.runs.push(run);
-      progress(
-        `seed ${seed} ${entry.strategy.label}: peak ${run.peakTokens}, over window ${run.overWindow}, invalid ${run.invalid}, breaks ${run.prefixBreaks}, ` +
-          `billed A ${Math.round(run.billedA)}, facts ${run.factsVisible.length}/${run.factsPlanted}, ${(run.wallMs / 1000).toFixed(1)} s`,
-      );
+  // Each strategy in its own process (warm-up run, then every seed), PARALLEL at a time, results in table order.
+  const queue = [...runnable];
+  const workers = Array.from({ length: Math.min(PARALLEL, queue.length) }, async () => {
+    for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
+      progress(`${entry.strategy.label}: started`);
+      entry.runs = await runWorker({ strategy: entry.strategy.key, seeds: RUN_SEEDS, settings: RUN_SETTINGS });
     }
-  }
+  });
+  await Promise.all(workers);
 
   const svg = await chart(results, RUN_SEEDS[0]!);
   writeFileSync(join(ROOT, CHART_FILE), svg);
@@ -153,5 +165,6 @@ const RUNS_NOTES = `### How to read the run table
   previous request. ${PRICE_A.name}: ${PRICE_A.description}. ${PRICE_B.name}: ${PRICE_B.description}. "Input tokens, no cache" is every
   request at the uncached price 1.0. Reported in thousands of token-equivalents per run.
 - **Compaction CPU**: \`process.cpuUsage()\` inside the strategy's hooks (\`beforeModel\`, \`wrapModelCall\` without the model
-  call, or the pre-model node), the summarizer's own time excluded; every strategy runs once on a short warm-up run first.
+  call, or the pre-model node), the summarizer's own time excluded. Each strategy runs in its own process, two at a time,
+  after a short warm-up run.
 `;
