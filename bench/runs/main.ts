@@ -10,7 +10,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import type { RunResult, RunSettings } from "./harness";
 import { PRICE_A, PRICE_B } from "./metrics";
-import { detailTable, goals, goalsSection, runsTable } from "./report";
+import { detailTable, findings, goals, goalsSection, runsTable } from "./report";
 import type { StrategyRuns } from "./report";
 import { STRATEGIES } from "./strategies";
 import type { RunsWorkerTask } from "./worker";
@@ -116,6 +116,10 @@ export async function runRunsBench(): Promise<string> {
     "Goals:",
     "",
     goalsSection(goalList),
+    "",
+    "What bounds the results:",
+    "",
+    findings(results),
     "",
     "Per run:",
     "",

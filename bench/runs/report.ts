@@ -142,3 +142,54 @@ export function goals(results: readonly StrategyRuns[]): Goal[] {
 export function goalsSection(list: readonly Goal[]): string {
   return list.map((goal) => `- ${goal.text}: **${goal.met ? "pass" : "miss"}**. ${goal.measured}.`).join("\n");
 }
+
+/**
+ * What the numbers say about each goal's margin and what bounds it, in
+ * sentences built from these results (each claim is stated only where the
+ * results show it).
+ */
+export function findings(results: readonly StrategyRuns[]): string {
+  const ran = results.filter((entry) => entry.runs.length > 0).map((entry) => ({ entry, a: aggregate(entry.runs) }));
+  const byKey = (key: string) => ran.find((x) => x.entry.strategy.key === key);
+  const ours = ran.filter((x) => x.entry.strategy.kind === "ours").sort((x, y) => x.a.billedA - y.a.billedA);
+  const peers = ran.filter((x) => x.entry.strategy.kind === "peer").sort((x, y) => x.a.billedA - y.a.billedA);
+  const lines: string[] = [];
+  const pct = (value: number, base: number) => `${Math.abs((value / base - 1) * 100).toFixed(1)}% ${value < base ? "below" : "above"}`;
+  const cheapestPeer = peers[0];
+  const bestPeerFacts = Math.max(...peers.map((x) => x.a.facts));
+  if (cheapestPeer && ours[0]) {
+    lines.push(
+      `- **Cost under A**: the cheapest of ours, ${ours[0].entry.strategy.label}, bills ${thousands(ours[0].a.billedA)} per run, ${pct(ours[0].a.billedA, cheapestPeer.a.billedA)} the cheapest peer (${cheapestPeer.entry.strategy.label}, ${thousands(cheapestPeer.a.billedA)}), and shows ${ours[0].a.facts} of ${ours[0].a.planted} facts at the end. ` +
+        "Under A the bill is mostly cache reads of the prefix (0.1 per token on every call) and the rewrite of the whole request after each compaction (1.25 per token), so it follows the average request size and the number of compactions; every strategy here compacts at the same trigger.",
+    );
+    for (const x of ours.filter((o) => o.a.facts >= bestPeerFacts)) {
+      lines.push(`  - ${x.entry.strategy.label} shows ${x.a.facts} facts (best peer: ${bestPeerFacts}) and bills ${thousands(x.a.billedA)}, ${pct(x.a.billedA, cheapestPeer.a.billedA)} the cheapest peer.`);
+    }
+  }
+  const editing = byKey("lc-context-editing");
+  if (editing) {
+    lines.push(
+      `- **Why context editing keeps facts**: it never removes a message, it only replaces old tool results with \`[cleared]\` (all but the last 3), so the user's and the AI's messages, with their facts, stay (${editing.a.facts} of ${editing.a.planted}; the tool-result facts are cleared). ` +
+        `The price is that its requests never shrink below those messages: they peaked at ${int(editing.a.peak)} tokens${editing.a.overWindow > 0 ? `, ${editing.a.overWindow} requests over the window` : ""}, and a longer run fills the window with messages it has no way to remove.`,
+    );
+  }
+  const window = byKey("ours-sw-agent");
+  if (window) {
+    lines.push(
+      `- **Why the sliding window loses them**: it removes whole turns and steps, oldest first, and the facts were planted in the first turns: by the last request they are gone (${window.a.facts} of ${window.a.planted}). Pipelines that prune or offload first still need the window once the kept history (AI messages, small results under \`minTokens\`, placeholders) passes the target; summaries keep the facts only as long as the window does not drop the summaries themselves, the oldest history (compare the row with summaries protected).`,
+    );
+  }
+  const trim = byKey("trim");
+  if (trim && trim.a.overWindow > 0) {
+    lines.push(
+      `- **trimMessages** with \`startOn: "human"\` cuts at the newest user message that fits; when the current turn alone exceeds \`maxTokens\` it returns no message at all, and \`createReactAgent\` then sends the whole state: ${trim.a.overWindow} requests over the window, and the facts it "keeps" (${trim.a.facts}) are those of such a full-state last request. Its prefix breaks (${trim.a.prefixBreaks}) are fewer than its trims (${trim.a.compactions ?? "–"}) because, once trimmed to the current turn, each call only appends.`,
+    );
+  }
+  const summary = byKey("lc-summarization");
+  if (summary) {
+    lines.push(
+      `- **summarizationMiddleware** hands the summary model only the last 4,000 tokens of what it replaces (\`trimTokensToSummarize\`'s default) and replaces the whole history with \`REMOVE_ALL_MESSAGES\`, so the early facts never reach the summarizer: ${summary.a.facts} of ${summary.a.planted}, with ${summary.a.summaryCalls} summary calls.`,
+    );
+  }
+  return lines.join("\n");
+}
