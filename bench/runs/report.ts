@@ -33,10 +33,18 @@ export interface Aggregate {
   readable: number;
   planted: number;
   cpuMs: number;
+  /** Mean tokens outside the common prefix at a prefix break: what each break makes the provider re-read uncached. */
+  freshPerBreak: number | null;
+}
+
+/** Tokens outside the common prefix, summed over the requests that broke the prefix. */
+function freshAtBreaks(run: RunResult): number {
+  return sum(run.steps.filter((step) => step.prefixBreak).map((step) => step.tokens - step.commonPrefixTokens));
 }
 
 export function aggregate(runs: readonly RunResult[]): Aggregate {
   const compactions = runs.map((run) => run.compactions);
+  const breaks = sum(runs.map((run) => run.prefixBreaks));
   return {
     overWindow: sum(runs.map((run) => run.overWindow)),
     invalid: sum(runs.map((run) => run.invalid)),
@@ -51,25 +59,26 @@ export function aggregate(runs: readonly RunResult[]): Aggregate {
     readable: sum(runs.map((run) => run.factsReadable.length)),
     planted: sum(runs.map((run) => run.factsPlanted)),
     cpuMs: mean(runs.map((run) => run.compactionCpuMs)),
+    freshPerBreak: breaks === 0 ? null : sum(runs.map(freshAtBreaks)) / breaks,
   };
 }
 
 /** The main table: one row per strategy, over all seeds. */
 export function runsTable(results: readonly StrategyRuns[]): string {
   const lines = [
-    "| strategy | requests over the window | provider-invalid requests | peak request tokens | prefix breaks / compactions | billed input A (per run) | billed input B (per run) | input tokens, no cache (per run) | summary model calls | facts visible in the final request | facts readable (offload reader) | compaction CPU ms (per run) |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| strategy | requests over the window | provider-invalid requests | peak request tokens | prefix breaks / compactions | tokens re-sent per break | billed input A (per run) | billed input B (per run) | input tokens, no cache (per run) | summary model calls | facts visible in the final request | facts readable (offload reader) | compaction CPU ms (per run) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const { strategy, runs, skipped } of results) {
     if (runs.length === 0) {
-      lines.push(`| ${strategy.label} | not run: ${skipped ?? "?"} |||||||||||`);
+      lines.push(`| ${strategy.label} | not run: ${skipped ?? "?"} ||||||||||||`);
       continue;
     }
     const a = aggregate(runs);
     const firstOver = runs.map((run) => run.firstOverWindow).filter((value): value is number => value !== null);
     const over = a.overWindow === 0 ? "0" : `${int(a.overWindow)} (first at call ${Math.min(...firstOver)})`;
     lines.push(
-      `| ${strategy.label} | ${over} | ${int(a.invalid)} | ${int(a.peak)} | ${int(a.prefixBreaks)} / ${a.compactions === null ? "–" : int(a.compactions)} | ${thousands(a.billedA)} | ${thousands(a.billedB)} | ${thousands(a.inputTokens)} | ${int(a.summaryCalls)} | ${a.facts} of ${a.planted} | ${a.readable} of ${a.planted} | ${a.cpuMs.toFixed(0)} |`,
+      `| ${strategy.label} | ${over} | ${int(a.invalid)} | ${int(a.peak)} | ${int(a.prefixBreaks)} / ${a.compactions === null ? "–" : int(a.compactions)} | ${a.freshPerBreak === null ? "–" : int(Math.round(a.freshPerBreak))} | ${thousands(a.billedA)} | ${thousands(a.billedB)} | ${thousands(a.inputTokens)} | ${int(a.summaryCalls)} | ${a.facts} of ${a.planted} | ${a.readable} of ${a.planted} | ${a.cpuMs.toFixed(0)} |`,
     );
   }
   return lines.join("\n");
@@ -163,7 +172,17 @@ export function findings(results: readonly StrategyRuns[]): string {
         "Under A the bill is mostly cache reads of the prefix (0.1 per token on every call) and the rewrite of the whole request after each compaction (1.25 per token), so it follows the average request size and the number of compactions; every strategy here compacts at the same trigger.",
     );
     for (const x of ours.filter((o) => o.a.facts >= bestPeerFacts)) {
-      lines.push(`  - ${x.entry.strategy.label} shows ${x.a.facts} facts (best peer: ${bestPeerFacts}) and bills ${thousands(x.a.billedA)}, ${pct(x.a.billedA, cheapestPeer.a.billedA)} the cheapest peer.`);
+      const fresh = (value: number | null) => (value === null ? "–" : int(Math.round(value)));
+      let text =
+        `  - ${x.entry.strategy.label} shows ${x.a.facts} facts (best peer: ${bestPeerFacts}) and bills ${thousands(x.a.billedA)} under A, ${pct(x.a.billedA, cheapestPeer.a.billedA)} the cheapest peer` +
+        ` (under B ${thousands(x.a.billedB)}, ${pct(x.a.billedB, cheapestPeer.a.billedB)} it). It breaks the prefix ${x.a.prefixBreaks} times to the peer's ${cheapestPeer.a.prefixBreaks}; ` +
+        `each break re-sends ${fresh(x.a.freshPerBreak)} tokens outside the cached prefix, the peer's ${fresh(cheapestPeer.a.freshPerBreak)}.`;
+      if (x.a.freshPerBreak !== null && cheapestPeer.a.freshPerBreak !== null && x.a.freshPerBreak > cheapestPeer.a.freshPerBreak) {
+        text +=
+          " A stage of ours rewrites or removes the oldest messages first, near the start of the request, so nearly the whole request after it is written to the cache anew;" +
+          " clearing all but the newest three results changes, after its first clearing, only the result that just left those three, near the end of the request.";
+      }
+      lines.push(text);
     }
   }
   const editing = byKey("lc-context-editing");
