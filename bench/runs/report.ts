@@ -195,7 +195,10 @@ export function findings(results: readonly StrategyRuns[]): string {
   const window = byKey("ours-sw-agent");
   if (window) {
     lines.push(
-      `- **Why the sliding window loses them**: it removes whole turns and steps, oldest first, and the facts were planted in the first turns: by the last request they are gone (${window.a.facts} of ${window.a.planted}). Pipelines that prune or offload first still need the window once the kept history (AI messages, small results under \`minTokens\`, placeholders) passes the target; summaries keep the facts only as long as the window does not drop the summaries themselves, the oldest history (compare the row with summaries protected).`,
+      `- **Why the sliding window loses them**: it removes whole turns and steps, oldest first, and the facts were planted in the first turns: by the last request they are gone (${window.a.facts} of ${window.a.planted}).` +
+        (byKey("ours-prune-sum-sw-protected")
+          ? " Pipelines that prune or offload first still need the window once the kept history (AI messages, small results under `minTokens`, placeholders) passes the target; summaries keep the facts only as long as the window does not drop the summaries themselves, the oldest history (compare the row with summaries protected)."
+          : ""),
     );
   }
   const trim = byKey("trim");
