@@ -23,7 +23,7 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-type Random = () => number;
+export type Random = () => number;
 
 const WORDS = (
   "the a of to and in is for on that with as by this be are from at or it an was which not have has " +
@@ -36,22 +36,22 @@ const TOOLS = ["search_docs", "read_file", "run_query", "http_get", "list_ticket
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const HEX = "0123456789abcdef";
 
-function pick<T>(random: Random, items: readonly T[]): T {
+export function pick<T>(random: Random, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)]!;
 }
 
-function int(random: Random, min: number, max: number): number {
+export function int(random: Random, min: number, max: number): number {
   return min + Math.floor(random() * (max - min + 1));
 }
 
-function sentence(random: Random, words: number): string {
+export function sentence(random: Random, words: number): string {
   const parts: string[] = [];
   for (let i = 0; i < words; i += 1) parts.push(pick(random, WORDS));
   const text = parts.join(" ");
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
-function prose(random: Random, chars: number): string {
+export function prose(random: Random, chars: number): string {
   const parts: string[] = [];
   let length = 0;
   while (length < chars) {
@@ -62,7 +62,7 @@ function prose(random: Random, chars: number): string {
   return parts.join(" ");
 }
 
-function randomString(random: Random, alphabet: string, length: number): string {
+export function randomString(random: Random, alphabet: string, length: number): string {
   let out = "";
   for (let i = 0; i < length; i += 1) out += alphabet[Math.floor(random() * alphabet.length)];
   return out;
@@ -115,7 +115,7 @@ function codeFile(random: Random, chars: number): string {
  * (0.9 to 3 KB), and one in fifty large (8 to 30 KB: a file dump, a base64
  * payload, a page of minified JSON).
  */
-function toolOutput(random: Random): string {
+export function toolOutput(random: Random): string {
   const size = random();
   const large = size < 0.02;
   const chars = large ? int(random, 8_000, 30_000) : size < 0.72 ? int(random, 100, 900) : int(random, 900, 3_000);
@@ -160,7 +160,7 @@ export function agentStep(builder: ConversationBuilder, calls: number): BaseMess
   return step;
 }
 
-function stepSize(random: Random): number {
+export function stepSize(random: Random): number {
   const r = random();
   return r < 0.5 ? 1 : r < 0.75 ? 2 : r < 0.92 ? 3 : 4;
 }

@@ -6,12 +6,17 @@
  * Every measurement runs in its own child process (see `worker.ts`) so its
  * peak memory is its own. Progress goes to stderr, the tables to stdout;
  * `npm run bench -- --write` also writes them into BENCHMARKS.md.
+ *
+ * Then the agent-run benchmark (`bench/runs/`): every strategy, ours and the
+ * peers, on the same scripted agent runs, which writes its own section of
+ * BENCHMARKS.md and its chart. `npm run bench -- --runs` runs only that.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { compareQuality } from "./quality";
+import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
 import type { CounterName, FloorResult, OursResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
 
@@ -154,6 +159,11 @@ function targetsSection(rows: Row[]): string {
 }
 
 async function main(): Promise<void> {
+  // `--runs`: only the agent-run benchmark (bench/runs/), which writes its own section of BENCHMARKS.md.
+  if (process.argv.includes("--runs")) {
+    await runRunsBench();
+    return;
+  }
   const started = Date.now();
   const rows: Row[] = [];
   for (const plan of PLAN) {
@@ -187,9 +197,12 @@ async function main(): Promise<void> {
   process.stdout.write(`${output}\n`);
   if (process.argv.includes("--write")) {
     const path = join(__dirname, "..", "BENCHMARKS.md");
-    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n`);
+    // The agent-run section is written by its own bench: kept as it is here.
+    const runs = currentRunsSection();
+    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${runs === "" ? "" : `\n${runs}\n`}`);
     process.stderr.write(`wrote ${path}\n`);
   }
+  await runRunsBench();
 }
 
 const BENCHMARKS_HEADER = `# Benchmarks
