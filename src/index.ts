@@ -12,6 +12,14 @@ export type { Compactor, CompactOptions } from "./compactors/compactor";
 export type { ProtectPredicate } from "./compactors/protection";
 export { ToolResultPruningCompactor, DEFAULT_PRUNING_PLACEHOLDER } from "./compactors/tool-result-pruning";
 export type { ToolResultPruningCompactorOptions } from "./compactors/tool-result-pruning";
+export {
+  SummarizationCompactor,
+  SummarizationError,
+  DEFAULT_SUMMARY_INSTRUCTION,
+  SUMMARY_RUN_NAME,
+  SUMMARY_RUN_TAGS,
+} from "./compactors/summarization";
+export type { SummarizationCompactorOptions, SummaryModel, SummarySource } from "./compactors/summarization";
 export { CompactionPipeline } from "./compactors/pipeline";
 export type { CompactionPipelineOptions } from "./compactors/pipeline";
 
