@@ -20,6 +20,12 @@ export {
   SUMMARY_RUN_TAGS,
 } from "./compactors/summarization";
 export type { SummarizationCompactorOptions, SummaryModel, SummarySource } from "./compactors/summarization";
+export { ToolResultOffloadCompactor } from "./compactors/tool-result-offload";
+export type { ToolResultOffloadCompactorOptions } from "./compactors/tool-result-offload";
+export { createOffloadReaderTool } from "./compactors/offload-reader";
+export type { OffloadReaderToolOptions } from "./compactors/offload-reader";
+export { DEFAULT_OFFLOAD_NAMESPACE, OFFLOAD_READER_TOOL_NAME } from "./compactors/offload-store";
+export type { OffloadedResult, OffloadStore } from "./compactors/offload-store";
 export { CompactionPipeline } from "./compactors/pipeline";
 export type { CompactionPipelineOptions } from "./compactors/pipeline";
 
