@@ -87,7 +87,11 @@ export interface SummarizationCompactorOptions {
    * stage can act. An abort always rejects.
    */
   raiseOnFailure?: boolean;
-  /** Messages never summarized, nor the messages they must stay with (see `SlidingWindowCompactorOptions.protect`). */
+  /**
+   * Messages never summarized, nor the messages they must stay with (see
+   * `SlidingWindowCompactorOptions.protect`); asked once per message of the
+   * input, with its index there, however many summaries the compaction writes.
+   */
   protect?: ProtectPredicate;
   /** Where token counts are remembered. Default: the shared cache; `null` counts afresh. */
   cache?: TokenCountCache | null;
@@ -111,11 +115,13 @@ interface SummaryPlan {
   source: SummarySource;
 }
 
-/** The list as it stands during one compaction, with the tokens of each message. */
+/** The list as it stands during one compaction, with the tokens of each message and which may not be summarized. */
 interface Working {
   messages: BaseMessage[];
   counts: number[];
   total: number;
+  /** Protected by the caller (decided once, on the input's indices), or `null` when nothing is. */
+  pinned: boolean[] | null;
 }
 
 /**
@@ -215,7 +221,13 @@ export class SummarizationCompactor implements Compactor {
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 
-    let working: Working = { messages, counts: messages.map((_, index) => inputCounts.of(index)), total: tokensBefore };
+    const pinnedInput = pinnedMessages(messages, this.protect);
+    let working: Working = {
+      messages,
+      counts: messages.map((_, index) => inputCounts.of(index)),
+      total: tokensBefore,
+      pinned: pinnedInput === null ? null : Array.from(pinnedInput, (flag) => flag === 1),
+    };
     const written = new Set<BaseMessage>();
     while (working.total > targetTokens) {
       const plan = this.plan(working, targetTokens);
@@ -251,7 +263,7 @@ export class SummarizationCompactor implements Compactor {
   private plan(working: Working, targetTokens: number): SummaryPlan | null {
     const { messages } = working;
     const layout = layoutConversation(messages);
-    const pinned = pinnedMessages(messages, this.protect);
+    const { pinned } = working;
     const free = (index: number) => pinned === null || !pinned[index];
     const historyEnd = layout.anchor >= 0 ? layout.anchor : layout.systemEnd;
     /** A group's messages that are not summaries, or nothing when any of its messages is protected. */
@@ -319,19 +331,22 @@ export class SummarizationCompactor implements Compactor {
     const gone = new Set(plan.indices);
     const messages: BaseMessage[] = [];
     const counts: number[] = [];
+    const pinned: boolean[] | null = working.pinned === null ? null : [];
     let total = 0;
     working.messages.forEach((message, index) => {
       if (index === plan.indices[0]) {
         messages.push(summary);
         counts.push(summaryTokens);
+        pinned?.push(false);
         total += summaryTokens;
       }
       if (gone.has(index)) return;
       messages.push(message);
       counts.push(working.counts[index]!);
+      pinned?.push(working.pinned![index]!);
       total += working.counts[index]!;
     });
-    return { messages, counts, total };
+    return { messages, counts, total, pinned };
   }
 
   /** The model's summary of `replaced`, trimmed; throws when it answered no text. */
