@@ -5,8 +5,7 @@
 import { BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { InMemoryStore } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-// The tsconfig's node10 resolution does not read `exports`: the types come by file path, the class through the subpath export.
-import type { PostgresStore as PostgresStoreClass } from "@langchain/langgraph-checkpoint-postgres/dist/store/index.js";
+import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,10 +14,6 @@ import type { OffloadStore } from "../../src";
 import { snapshotMessages } from "../support/conversations";
 import { POSTGRES_URL, requireServer } from "../support/servers";
 import { answer, calling, human, lengthCounter, result, system, tokens } from "../support/stages";
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { PostgresStore } = require("@langchain/langgraph-checkpoint-postgres/store") as { PostgresStore: typeof PostgresStoreClass };
-type PostgresStore = PostgresStoreClass;
 
 const NAMESPACE = ["stages", "offload-test"];
 

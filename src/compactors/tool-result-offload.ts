@@ -180,8 +180,8 @@ export class ToolResultOffloadCompactor implements Compactor {
     const rewritten: RewrittenMessage[] = [];
     let tokens = tokensBefore;
     for (let index = 0; index < messages.length && tokens > targetTokens; index += 1) {
-      const message = messages[index]!;
-      if (!isTool(message) || recent.has(index) || pinned?.[index]) continue;
+      if (!isTool(messages[index]!) || recent.has(index) || pinned?.[index]) continue;
+      const message = messages[index] as ToolMessage;
       if (message.status === "error" || compactionMetadataOf(message) !== undefined) continue;
       const originalTokens = counts.of(index);
       if (originalTokens <= this.minTokens) continue;

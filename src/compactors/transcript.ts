@@ -1,4 +1,4 @@
-import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { isAI, isTool, toolCallsOf } from "../messages/roles";
 
 /** How each role is named in a transcript handed to a summary model. */
@@ -48,7 +48,7 @@ export function renderTranscript(messages: readonly BaseMessage[]): string {
       const role = ROLE_NAMES[message.type] ?? message.type;
       const lines: string[] = [];
       if (isTool(message)) {
-        const status = message.status === "error" ? ", error" : "";
+        const status = (message as ToolMessage).status === "error" ? ", error" : "";
         lines.push(`[tool result of ${message.name ?? "a tool"} (call ${message.tool_call_id ?? "unknown"}${status})]`);
       } else lines.push(`[${role}]`);
       const text = contentText(message.content);
