@@ -9,9 +9,41 @@ export type { SlidingWindowCompactorOptions } from "./compactors/sliding-window"
 export type { CompactionReport, RewrittenMessage, StageReport } from "./compactors/report";
 export { isCompactor } from "./compactors/compactor";
 export type { Compactor, CompactOptions } from "./compactors/compactor";
+export type { ProtectPredicate } from "./compactors/protection";
+export { ToolResultPruningCompactor, DEFAULT_PRUNING_PLACEHOLDER } from "./compactors/tool-result-pruning";
+export type { ToolResultPruningCompactorOptions } from "./compactors/tool-result-pruning";
+export {
+  SummarizationCompactor,
+  SummarizationError,
+  DEFAULT_SUMMARY_INSTRUCTION,
+  SUMMARY_RUN_NAME,
+  SUMMARY_RUN_TAGS,
+} from "./compactors/summarization";
+export type { SummarizationCompactorOptions, SummaryModel, SummarySource } from "./compactors/summarization";
+export { ToolResultOffloadCompactor } from "./compactors/tool-result-offload";
+export type { ToolResultOffloadCompactorOptions } from "./compactors/tool-result-offload";
+export { createOffloadReaderTool } from "./compactors/offload-reader";
+export type { OffloadReaderToolOptions } from "./compactors/offload-reader";
+export { DEFAULT_OFFLOAD_NAMESPACE, OFFLOAD_READER_TOOL_NAME } from "./compactors/offload-store";
+export type { OffloadedResult, OffloadStore } from "./compactors/offload-store";
+export { CompactionPipeline } from "./compactors/pipeline";
+export type { CompactionPipelineOptions } from "./compactors/pipeline";
 
 export { isCompactionNote, compactionNoteMetadata, DEFAULT_OMISSION_NOTE } from "./messages/note";
 export type { CompactionNoteMetadata } from "./messages/note";
+export {
+  isCompactionMessage,
+  compactionMetadataOf,
+  COMPACTION_METADATA_KEY,
+  COMPACTION_STRATEGIES,
+} from "./messages/compaction-metadata";
+export type {
+  CompactionMetadata,
+  CompactionStrategy,
+  OffloadedResultMetadata,
+  PrunedResultMetadata,
+  SummaryMetadata,
+} from "./messages/compaction-metadata";
 
 export {
   approximateTokenCounter,

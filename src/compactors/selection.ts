@@ -15,9 +15,12 @@ export type WindowSelection =
 
 /** Sizes the selection asks for, counted lazily by the caller. */
 export interface SelectionSizes {
+  /** Tokens of everything always kept: instructions, task, and every pinned group and message. */
   protectedTokens(): number;
+  /** Whether a group holds a protected message: it is kept whatever its size, and its tokens are in `protectedTokens`. */
+  pinned?(group: MessageGroup): boolean;
   groupTokens(group: MessageGroup): number;
-  /** Tokens of the loose messages and earlier notes; asked for only when everything else fits. */
+  /** Tokens of the loose messages and earlier notes that are not pinned; asked for only when everything else fits. */
   ungroupedTokens(): number;
 }
 
@@ -43,11 +46,13 @@ export function selectWindow(
   minKeepSteps: number,
 ): WindowSelection {
   const { steps, turns } = layout;
+  const pinned = sizes.pinned ?? (() => false);
   const available = targetTokens - sizes.protectedTokens();
 
   let stepTokens = 0;
   let stepsFit = true;
   for (let i = steps.length - 1; i >= 0; i -= 1) {
+    if (pinned(steps[i]!)) continue;
     stepTokens += sizes.groupTokens(steps[i]!);
     if (stepTokens > available) {
       stepsFit = false;
@@ -56,28 +61,55 @@ export function selectWindow(
   }
 
   if (!stepsFit) {
-    const kept = Math.max(newestThatFit(steps, sizes, available), Math.min(minKeepSteps, steps.length));
-    return { fits: false, steps: steps.slice(steps.length - kept), turns: [], stepsTrimmed: kept < steps.length };
+    const kept = newestThatFit(steps, sizes, available, pinned);
+    // The newest `minKeepSteps` stay whatever their size.
+    for (let i = Math.max(0, steps.length - minKeepSteps); i < steps.length; i += 1) kept.add(steps[i]!);
+    return {
+      fits: false,
+      steps: steps.filter((step) => kept.has(step)),
+      turns: turns.filter(pinned),
+      stepsTrimmed: kept.size < steps.length,
+    };
   }
 
   const remaining = available - stepTokens;
-  const keptTurns = newestThatFit(turns, sizes, remaining);
-  if (keptTurns === turns.length) {
-    const left = remaining - turns.reduce((sum, turn) => sum + sizes.groupTokens(turn), 0);
+  const keptTurns = newestThatFit(turns, sizes, remaining, pinned);
+  if (keptTurns.size === turns.length) {
+    let left = remaining;
+    for (const turn of turns) if (!pinned(turn)) left -= sizes.groupTokens(turn);
     if (sizes.ungroupedTokens() <= left) return { fits: true };
   }
-  return { fits: false, steps, turns: turns.slice(turns.length - keptTurns), stepsTrimmed: false };
+  return { fits: false, steps, turns: turns.filter((turn) => keptTurns.has(turn)), stepsTrimmed: false };
 }
 
-/** How many of the newest groups fit in `budget`, taken newest first and stopping at the first that does not. */
-function newestThatFit(groups: readonly MessageGroup[], sizes: SelectionSizes, budget: number): number {
+/**
+ * The newest groups that fit in `budget`, taken newest first and stopping at
+ * the first that does not, plus every pinned group (already paid for, so
+ * neither counted here nor a reason to stop).
+ */
+function newestThatFit(
+  groups: readonly MessageGroup[],
+  sizes: SelectionSizes,
+  budget: number,
+  pinned: (group: MessageGroup) => boolean,
+): Set<MessageGroup> {
+  const kept = new Set<MessageGroup>();
   let used = 0;
-  let kept = 0;
+  let stopped = false;
   for (let i = groups.length - 1; i >= 0; i -= 1) {
-    const tokens = sizes.groupTokens(groups[i]!);
-    if (used + tokens > budget) break;
+    const group = groups[i]!;
+    if (pinned(group)) {
+      kept.add(group);
+      continue;
+    }
+    if (stopped) continue;
+    const tokens = sizes.groupTokens(group);
+    if (used + tokens > budget) {
+      stopped = true;
+      continue;
+    }
     used += tokens;
-    kept += 1;
+    kept.add(group);
   }
   return kept;
 }

@@ -8,6 +8,10 @@ import { layoutCheckedConversation } from "../messages/layout";
 import type { ConversationLayout, MessageGroup } from "../messages/layout";
 import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../messages/note";
 import { PrefixMemory } from "../messages/prefix-memory";
+import { assertCompactOptions, throwIfAborted } from "./abort";
+import type { CompactOptions, Compactor } from "./compactor";
+import { assertProtect, pinnedMessages } from "./protection";
+import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
 import { selectWindow } from "./selection";
 
@@ -33,6 +37,13 @@ export interface SlidingWindowCompactorOptions {
    * shared by every compactor; `null` counts afresh every time.
    */
   cache?: TokenCountCache | null;
+  /**
+   * Messages never to remove: each protected message is kept with the whole
+   * unit it belongs to (its turn or step), so a protected call keeps its
+   * results and a protected result keeps its call. Its tokens count against
+   * the target like the instructions'. Default: none.
+   */
+  protect?: ProtectPredicate;
 }
 
 /**
@@ -40,11 +51,13 @@ export interface SlidingWindowCompactorOptions {
  * kept groups' members. Built from the kept groups alone, so a compaction that
  * keeps a few dozen messages of a long history reads a few dozen indices.
  */
-function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup[]): number[] {
+function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup[], pinned: Uint8Array | null): number[] {
   const kept: number[] = [];
   for (let index = 0; index < layout.systemEnd; index += 1) kept.push(index);
   if (layout.anchor >= 0) kept.push(layout.anchor);
   for (const group of groups) for (const index of group.members) kept.push(index);
+  // Protected notes and loose messages stay where they are.
+  if (pinned !== null) for (const index of [...layout.notes, ...layout.loose]) if (pinned[index]) kept.push(index);
   return kept.sort((a, b) => a - b);
 }
 
@@ -70,7 +83,9 @@ function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup
  * const compacted = (await compactor.compact(messages, 8_000)) ?? messages;
  * ```
  */
-export class SlidingWindowCompactor {
+export class SlidingWindowCompactor implements Compactor {
+  /** Messages never removed (see {@link SlidingWindowCompactorOptions.protect}). */
+  readonly protect: ProtectPredicate | undefined;
   readonly minKeepSteps: number;
   readonly omissionNote: string | null;
   /** Where this compactor remembers token counts (`null`: nowhere). */
@@ -80,7 +95,8 @@ export class SlidingWindowCompactor {
     if (typeof options !== "object" || options === null || Array.isArray(options)) {
       throw new TypeError(`SlidingWindowCompactor options must be an object, got ${describeValue(options)}`);
     }
-    const { minKeepSteps = 1, omissionNote = DEFAULT_OMISSION_NOTE, cache = sharedTokenCountCache } = options;
+    const { minKeepSteps = 1, omissionNote = DEFAULT_OMISSION_NOTE, cache = sharedTokenCountCache, protect } = options;
+    assertProtect(protect);
     assertWholeNumber("minKeepSteps", minKeepSteps);
     if (omissionNote !== null && typeof omissionNote !== "string") {
       throw new TypeError(`\`omissionNote\` must be a string or null, got ${describeValue(omissionNote)}`);
@@ -91,6 +107,7 @@ export class SlidingWindowCompactor {
     this.minKeepSteps = minKeepSteps;
     this.omissionNote = omissionNote === "" ? null : omissionNote;
     this.cache = cache;
+    this.protect = protect;
   }
 
   /**
@@ -105,8 +122,9 @@ export class SlidingWindowCompactor {
     messages: BaseMessage[],
     targetTokens: number,
     tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
   ): Promise<BaseMessage[] | null> {
-    return (await this.run(messages, targetTokens, tokenCounter, false)).messages;
+    return (await this.run(messages, targetTokens, tokenCounter, false, options)).messages;
   }
 
   /**
@@ -119,8 +137,9 @@ export class SlidingWindowCompactor {
     messages: BaseMessage[],
     targetTokens: number,
     tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
   ): Promise<CompactionReport> {
-    return this.run(messages, targetTokens, tokenCounter, true);
+    return this.run(messages, targetTokens, tokenCounter, true, options);
   }
 
   private async run(
@@ -128,22 +147,31 @@ export class SlidingWindowCompactor {
     targetTokens: number,
     tokenCounterLike: TokenCounterLike | undefined,
     fullReport: boolean,
+    options: CompactOptions | undefined,
   ): Promise<CompactionReport> {
     // Checks the list and lays it out in one pass over what is new since the last list seen (see `layoutCheckedConversation`).
     const layout = layoutCheckedConversation(messages);
     assertTokenBudget("targetTokens", targetTokens);
+    assertCompactOptions(options);
+    const signal = options?.signal;
+    throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounterLike);
     const counts = new MessageCounts(messages, counter, this.cache);
+    const pinned = pinnedMessages(messages, this.protect);
+    const pinnedGroups =
+      pinned === null ? null : new Set([...layout.turns, ...layout.steps].filter((group) => group.members.some((index) => pinned[index])));
 
     let selection: WindowSelection;
     try {
-      selection = this.select(layout, counts, targetTokens);
+      selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups);
     } catch (error) {
       if (!(error instanceof AsyncCountNeeded)) throw error;
       await counts.countAll();
-      selection = this.select(layout, counts, targetTokens);
+      throwIfAborted(signal);
+      selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups);
     }
     if (fullReport) await counts.countAll();
+    throwIfAborted(signal);
     const tokensOf = (indices: Iterable<number>): number => {
       if (!fullReport) return Number.NaN;
       let total = 0;
@@ -157,15 +185,16 @@ export class SlidingWindowCompactor {
     };
     if (selection.fits) return unchanged();
 
-    const keptAt = keptIndicesOf(layout, [...selection.turns, ...selection.steps]);
+    const keptAt = keptIndicesOf(layout, [...selection.turns, ...selection.steps], pinned);
     const kept = keptAt.map((index) => messages[index]!);
-    // Earlier notes are in no group, so every one of them goes; what else goes is every message not kept.
+    // Earlier notes are in no group, so every one of them goes (unless protected); what else goes is every message not kept.
+    const removedNotes = pinned === null ? layout.notes : layout.notes.filter((index) => !pinned[index]);
     const removedCount = messages.length - kept.length;
-    let removedSoFar = removedCount - layout.notes.length;
+    let removedSoFar = removedCount - removedNotes.length;
     // A note repeated by a store's race (two writers re-adding one list) stands for the same messages: fold it once,
     // or each round would add every copy and the count would double.
     const foldedNotes = new Set<string>();
-    for (const index of layout.notes) {
+    for (const index of removedNotes) {
       const message = messages[index]!;
       const folded = compactionNoteMetadata(message);
       if (folded === undefined) continue;
@@ -174,7 +203,7 @@ export class SlidingWindowCompactor {
       foldedNotes.add(identity);
     }
     // Swapping one note for another frees nothing.
-    if (removedCount === 0 || removedCount === layout.notes.length) return unchanged();
+    if (removedCount === 0 || removedCount === removedNotes.length) return unchanged();
     // Listed only for a report: `compact` returns the kept messages, and a long history's removed part is long.
     const removed = fullReport ? removedMessages(messages, keptAt) : [];
 
@@ -183,6 +212,7 @@ export class SlidingWindowCompactor {
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptAt);
     const tokensAfter = fullReport && note !== null ? tokensKept + (await countTotal([note], counter, this.cache)) : tokensKept;
+    throwIfAborted(signal);
     return withStage({
       messages: result,
       removed,
@@ -196,16 +226,27 @@ export class SlidingWindowCompactor {
     });
   }
 
-  private select(layout: ConversationLayout, counts: MessageCounts, targetTokens: number): WindowSelection {
+  private select(
+    layout: ConversationLayout,
+    counts: MessageCounts,
+    targetTokens: number,
+    pinned: Uint8Array | null,
+    pinnedGroups: ReadonlySet<MessageGroup> | null,
+  ): WindowSelection {
     const groupTokens = new Map<MessageGroup, number>();
+    const ungrouped = pinned === null ? null : [...layout.notes, ...layout.loose];
     return selectWindow(
       layout,
       {
         protectedTokens: () => {
           let total = 0;
           for (let index = 0; index < layout.systemEnd; index += 1) total += counts.of(index);
-          return layout.anchor >= 0 ? total + counts.of(layout.anchor) : total;
+          if (layout.anchor >= 0) total += counts.of(layout.anchor);
+          if (pinnedGroups !== null) for (const group of pinnedGroups) total += counts.sum(group.members);
+          if (pinned !== null) for (const index of ungrouped!) if (pinned[index]) total += counts.of(index);
+          return total;
         },
+        ...(pinnedGroups === null ? {} : { pinned: (group: MessageGroup) => pinnedGroups.has(group) }),
         groupTokens: (group) => {
           let tokens = groupTokens.get(group);
           if (tokens === undefined) {
@@ -214,7 +255,10 @@ export class SlidingWindowCompactor {
           }
           return tokens;
         },
-        ungroupedTokens: () => counts.sum(layout.notes) + counts.sum(layout.loose),
+        ungroupedTokens: () =>
+          pinned === null
+            ? counts.sum(layout.notes) + counts.sum(layout.loose)
+            : ungrouped!.reduce((total, index) => (pinned[index] ? total : total + counts.of(index)), 0),
       },
       targetTokens,
       this.minKeepSteps,

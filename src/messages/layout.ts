@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { assertMessageAt, assertMessagesFrom, describeValue, reasonOf } from "../errors";
 import { asksForTools, collectToolCallIds } from "./exchanges";
+import { isSummaryMessage } from "./compaction-metadata";
 import { compactionNoteMetadata } from "./note";
 import { PrefixMemory } from "./prefix-memory";
 import { roleOf, toolCallIdOf } from "./roles";
@@ -44,13 +45,15 @@ const NOTE = 2; // an omission note of ours
 const AI = 3;
 const TOOL = 4;
 const OTHER = 5;
+const SUMMARY = 6; // a summary of ours: never the task; opens a turn in history and a step of its own after the task
 
 function roleCode(message: BaseMessage): number {
   switch (roleOf(message)) {
     case "system":
       return SYSTEM;
     case "human":
-      return compactionNoteMetadata(message) === undefined ? HUMAN : NOTE;
+      if (compactionNoteMetadata(message) !== undefined) return NOTE;
+      return isSummaryMessage(message) ? SUMMARY : HUMAN;
     case "ai":
       return AI;
     case "tool":
@@ -421,9 +424,9 @@ class LayoutEngine {
       }
       let unit: number;
       if (inHistory) {
-        if (role === HUMAN) this.setTurn(this.newUnit("turn", i));
+        if (role === HUMAN || role === SUMMARY) this.setTurn(this.newUnit("turn", i));
         unit = this.turn >= 0 ? this.turn : this.newUnit("loose", i);
-      } else if (role === AI || this.step < 0) {
+      } else if (role === AI || role === SUMMARY || this.step < 0) {
         unit = this.newUnit("step", i);
         this.setStep(unit);
       } else {

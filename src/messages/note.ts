@@ -1,4 +1,5 @@
 import { BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { COMPACTION_METADATA_KEY } from "./compaction-metadata";
 import { isHuman } from "./roles";
 
 /** The default omission note. `{num_removed}` is replaced by the number of messages removed. */
@@ -14,13 +15,8 @@ export interface CompactionNoteMetadata {
   kept_messages: number;
 }
 
-/**
- * Where the metadata lives. `response_metadata` is stored by `toDict()` /
- * `mapChatMessagesToStoredMessages` and by LangGraph's serializer, and no
- * provider integration sends it back to the model (`additional_kwargs` may be
- * spread into requests by some of them).
- */
-const METADATA_KEY = "compaction";
+/** Where the metadata lives (see `compaction-metadata.ts` for why `response_metadata`). */
+const METADATA_KEY = COMPACTION_METADATA_KEY;
 
 /**
  * A stored count as a whole number: stores may hand numbers back as strings

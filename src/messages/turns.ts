@@ -1,10 +1,10 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { isCompactionNote } from "./note";
+import { compactionStrategyOf } from "./compaction-metadata";
 import { isHuman, isSystem } from "./roles";
 
-/** A human message that the user wrote: not an omission note of ours. */
+/** A human message that the user wrote: not an omission note or a summary of ours. */
 export function isRealHuman(message: BaseMessage): boolean {
-  return isHuman(message) && !isCompactionNote(message);
+  return isHuman(message) && compactionStrategyOf(message) === undefined;
 }
 
 /**

@@ -1,0 +1,33 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { CompactionReport, RewrittenMessage } from "./report";
+
+/** What a rewriting or summarizing stage did, before it is shaped into a report. */
+export interface StageOutcome {
+  strategy: string;
+  input: readonly BaseMessage[];
+  /** The result, or `null` for "left as it was". */
+  messages: BaseMessage[] | null;
+  removed: BaseMessage[];
+  rewritten: RewrittenMessage[];
+  added: BaseMessage[];
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+/** A report of a stage other than the sliding window: it writes no omission note and trims no steps of its own. */
+export function stageReport(outcome: StageOutcome): CompactionReport {
+  const { strategy, input, messages, removed, rewritten, added, tokensBefore, tokensAfter } = outcome;
+  const stage = { strategy, messages, removed, rewritten, added, tokensBefore, tokensAfter };
+  return {
+    ...stage,
+    keptCount: input.length - removed.length,
+    note: null,
+    stepsTrimmed: false,
+    stages: [{ ...stage }],
+  };
+}
+
+/** The report of a stage that changed nothing. */
+export function unchangedReport(strategy: string, input: readonly BaseMessage[], tokens: number): CompactionReport {
+  return stageReport({ strategy, input, messages: null, removed: [], rewritten: [], added: [], tokensBefore: tokens, tokensAfter: tokens });
+}

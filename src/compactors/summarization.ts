@@ -1,0 +1,381 @@
+import { BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
+import type { MessageCounter } from "../counting/message-counts";
+import type { TokenCounterLike } from "../counting/types";
+import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
+import { COMPACTION_METADATA_KEY, isSummaryMessage } from "../messages/compaction-metadata";
+import type { SummaryMetadata } from "../messages/compaction-metadata";
+import { layoutConversation } from "../messages/layout";
+import type { MessageGroup } from "../messages/layout";
+import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
+import { withOutputLimit } from "./bounded-model";
+import type { CompactOptions, Compactor } from "./compactor";
+import { countEvery, countOne } from "./count-one";
+import { assertProtect, pinnedMessages } from "./protection";
+import type { ProtectPredicate } from "./protection";
+import type { CompactionReport } from "./report";
+import { assertConversation } from "./sliding-window";
+import { stageReport, unchangedReport } from "./stage-report";
+import { contentText, renderTranscript } from "./transcript";
+
+/** The `strategy` of summaries and of this stage's reports. */
+const STRATEGY = "summarization";
+
+/** The run name of the summary call, as traces show it. */
+export const SUMMARY_RUN_NAME = "compaction_summary";
+
+/** Tags of the summary call, as traces show them. */
+export const SUMMARY_RUN_TAGS: readonly string[] = ["langchain-compaction", "summarization"];
+
+/**
+ * What a summary stands for, in the order they are given up: the oldest
+ * history turns, then the history's earlier summaries combined, then the
+ * oldest steps of the current task, then the task's summaries combined.
+ */
+export type SummarySource = "historical_turns" | "historical_summaries" | "current_task_steps" | "current_task_summaries";
+
+/** The default instruction of the summary model. */
+export const DEFAULT_SUMMARY_INSTRUCTION = `You condense part of a conversation between a user and an AI agent, so the agent can carry on with less context. You see only the part that is being replaced; everything else, including the user's current request, stays and is not shown to you. Write only about what you are shown. Never state or suggest that something did not happen because it is missing here.
+
+Answer with these headings, in this order, each one present; write "(none)" under a heading this part says nothing about:
+
+## Objective
+What the user wants to achieve, as far as this part shows.
+
+## Decisions and constraints
+What was decided and why, options turned down, and every requirement, preference or instruction the user gave.
+
+## Work completed
+What was done, and what the tool results showed.
+
+## Identifiers
+File paths, URLs, ids, names, commands and error messages, copied exactly, character for character. Images and files appear only as <...> placeholders: copy those too, their contents are gone once this part is replaced.
+
+## Unresolved
+What is still open, and the next step.
+
+Rules:
+- Record what this part shows and nothing else: no guesses, no advice.
+- Copy identifiers, never paraphrase them: they cannot be recovered later.
+- Fold any <conversation_summary> blocks you are given into your summary: keep what still holds, drop what is outdated, add what is new.
+- Be terse: short bullets, no greeting, no mention that this is a summary.`;
+
+/** Anything that answers a list of messages with a message: every LangChain chat model. */
+export interface SummaryModel {
+  invoke(input: BaseMessage[], options?: { signal?: AbortSignal; runName?: string; tags?: string[] }): Promise<BaseMessage>;
+}
+
+/** Options of {@link SummarizationCompactor}. */
+export interface SummarizationCompactorOptions {
+  /** The model that writes summaries: any chat model (`invoke(messages) → AIMessage`). */
+  model: SummaryModel;
+  /** The newest steps of the current task never summarized. Default `1`; `0` lets every step be summarized. */
+  minKeepSteps?: number;
+  /**
+   * The size a summary may take, in tokens: room is made for it, and the
+   * model is held to it where its class takes an output limit (`maxTokens`,
+   * `maxOutputTokens`); the prompt states it in any case. Default `1024`.
+   */
+  maxSummaryTokens?: number;
+  /** What the model is told to keep. Default {@link DEFAULT_SUMMARY_INSTRUCTION}; the size limit is appended. */
+  instruction?: string;
+  /**
+   * Whether a failed summary (the model threw, answered nothing, or answered
+   * with more than it replaces) rejects. Default `false`: the compaction
+   * returns what earlier summaries achieved, or `null`, and a next pipeline
+   * stage can act. An abort always rejects.
+   */
+  raiseOnFailure?: boolean;
+  /**
+   * Messages never summarized, nor the messages they must stay with (see
+   * `SlidingWindowCompactorOptions.protect`); asked once per message of the
+   * input, with its index there, however many summaries the compaction writes.
+   */
+  protect?: ProtectPredicate;
+  /** Where token counts are remembered. Default: the shared cache; `null` counts afresh. */
+  cache?: TokenCountCache | null;
+}
+
+/** Why a summary was not used (thrown only with `raiseOnFailure: true`; a model's own error is rethrown as it is). */
+export class SummarizationError extends Error {
+  override readonly name = "SummarizationError";
+  constructor(
+    message: string,
+    /** `"empty"`: the model answered no text; `"too_large"`: the summary is no smaller than what it replaces; `"not_a_message"`: the model answered something else. */
+    readonly reason: "empty" | "too_large" | "not_a_message",
+  ) {
+    super(message);
+  }
+}
+
+/** One planned summary: the messages it replaces (ascending indices) and what they are. */
+interface SummaryPlan {
+  indices: number[];
+  source: SummarySource;
+}
+
+/** The list as it stands during one compaction, with the tokens of each message and which may not be summarized. */
+interface Working {
+  messages: BaseMessage[];
+  counts: number[];
+  total: number;
+  /** Protected by the caller (decided once, on the input's indices), or `null` when nothing is. */
+  pinned: boolean[] | null;
+}
+
+/**
+ * Replaces the oldest part of a conversation with a summary written by a
+ * model, in four tiers (as Haystack's compactor of the same name): the fewest
+ * oldest history turns that make room for a summary of `maxSummaryTokens`;
+ * once history holds only summaries, those combined into one; then the fewest
+ * oldest steps of the current task, keeping the newest `minKeepSteps`; then
+ * the task's summaries combined. It repeats until the conversation fits or
+ * nothing is left to give up.
+ *
+ * A summary is a `HumanMessage` `<conversation_summary>…</conversation_summary>`
+ * standing where the oldest message it replaces stood, marked with
+ * `response_metadata.compaction = { strategy: "summarization",
+ * summarized_messages, source }`.
+ *
+ * Transactional: messages go only when their summary came back non-empty and
+ * smaller than they are. When a summary fails, the compaction stops there and
+ * returns what the summaries before it achieved (or `null`): never an error
+ * text as a summary, never history deleted without one.
+ *
+ * @example
+ * ```ts
+ * const compactor = new SummarizationCompactor({ model: new ChatOpenAI({ model: "gpt-4o-mini" }) });
+ * const compacted = (await compactor.compact(messages, 8_000)) ?? messages;
+ * ```
+ */
+export class SummarizationCompactor implements Compactor {
+  readonly model: SummaryModel;
+  readonly minKeepSteps: number;
+  readonly maxSummaryTokens: number;
+  readonly instruction: string;
+  readonly raiseOnFailure: boolean;
+  readonly protect: ProtectPredicate | undefined;
+  readonly cache: TokenCountCache | null;
+
+  constructor(options: SummarizationCompactorOptions) {
+    if (typeof options !== "object" || options === null || Array.isArray(options)) {
+      throw new TypeError(`SummarizationCompactor options must be an object with a model, got ${describeValue(options)}`);
+    }
+    const {
+      model,
+      minKeepSteps = 1,
+      maxSummaryTokens = 1024,
+      instruction = DEFAULT_SUMMARY_INSTRUCTION,
+      raiseOnFailure = false,
+      protect,
+      cache = sharedTokenCountCache,
+    } = options;
+    if (typeof model !== "object" || model === null || typeof (model as Partial<SummaryModel>).invoke !== "function") {
+      throw new TypeError(`\`model\` must be a chat model (an object with invoke()), got ${describeValue(model)}`);
+    }
+    assertWholeNumber("minKeepSteps", minKeepSteps);
+    assertWholeNumber("maxSummaryTokens", maxSummaryTokens, 1);
+    if (typeof instruction !== "string" || instruction.trim() === "") {
+      throw new TypeError(`\`instruction\` must be a non-empty string, got ${describeValue(instruction)}`);
+    }
+    if (typeof raiseOnFailure !== "boolean") throw new TypeError(`\`raiseOnFailure\` must be a boolean, got ${describeValue(raiseOnFailure)}`);
+    assertProtect(protect);
+    if (cache !== null && !(cache instanceof TokenCountCache)) {
+      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
+    }
+    this.model = model;
+    this.minKeepSteps = minKeepSteps;
+    this.maxSummaryTokens = maxSummaryTokens;
+    this.instruction = instruction;
+    this.raiseOnFailure = raiseOnFailure;
+    this.protect = protect;
+    this.cache = cache;
+  }
+
+  /** The summarized conversation, or `null` when it fits or no summary could be used. The input is not modified. */
+  async compact(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<BaseMessage[] | null> {
+    return (await this.compactWithReport(messages, targetTokens, tokenCounter, options)).messages;
+  }
+
+  /** Like {@link compact}, with the removed messages, the summaries added and tokens before and after. */
+  async compactWithReport(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<CompactionReport> {
+    assertConversation(messages);
+    assertTokenBudget("targetTokens", targetTokens);
+    assertCompactOptions(options);
+    const signal = options?.signal;
+    throwIfAborted(signal);
+    const counter = resolveTokenCounter(tokenCounter);
+    const inputCounts = new MessageCounts(messages, counter, this.cache);
+    const tokensBefore = await countEvery(inputCounts, messages.length);
+    throwIfAborted(signal);
+    if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
+
+    const pinnedInput = pinnedMessages(messages, this.protect);
+    let working: Working = {
+      messages,
+      counts: messages.map((_, index) => inputCounts.of(index)),
+      total: tokensBefore,
+      pinned: pinnedInput === null ? null : Array.from(pinnedInput, (flag) => flag === 1),
+    };
+    const written = new Set<BaseMessage>();
+    while (working.total > targetTokens) {
+      const plan = this.plan(working, targetTokens);
+      if (plan === null) break;
+      const next = await this.summarize(working, plan, counter, signal);
+      if (next === null) break;
+      written.add(next.messages[plan.indices[0]!]!);
+      working = next;
+    }
+    if (working.messages === messages) return unchangedReport(STRATEGY, messages, tokensBefore);
+
+    const kept = new Map<BaseMessage, number>();
+    for (const message of working.messages) kept.set(message, (kept.get(message) ?? 0) + 1);
+    const removed: BaseMessage[] = [];
+    for (const message of messages) {
+      const left = kept.get(message) ?? 0;
+      if (left === 0) removed.push(message);
+      else kept.set(message, left - 1);
+    }
+    return stageReport({
+      strategy: STRATEGY,
+      input: messages,
+      messages: working.messages,
+      removed,
+      rewritten: [],
+      added: working.messages.filter((message) => written.has(message)),
+      tokensBefore,
+      tokensAfter: working.total,
+    });
+  }
+
+  /** The next stretch to summarize, tier by tier, or `null` when nothing may be given up. */
+  private plan(working: Working, targetTokens: number): SummaryPlan | null {
+    const { messages } = working;
+    const layout = layoutConversation(messages);
+    const { pinned } = working;
+    const free = (index: number) => pinned === null || !pinned[index];
+    const historyEnd = layout.anchor >= 0 ? layout.anchor : layout.systemEnd;
+    /** A group's messages that are not summaries, or nothing when any of its messages is protected. */
+    const raw = (group: MessageGroup): number[] => (group.members.every(free) ? group.members.filter((index) => !isSummaryMessage(messages[index]!)) : []);
+    const summariesIn = (from: number, to: number): number[] => {
+      const found: number[] = [];
+      for (let index = from; index < to; index += 1) if (isSummaryMessage(messages[index]!) && free(index)) found.push(index);
+      return found;
+    };
+
+    const turns = layout.turns.map(raw).filter((members) => members.length > 0);
+    if (turns.length > 0) return { indices: this.fewestThatMakeRoom(working, turns, targetTokens), source: "historical_turns" };
+    const historySummaries = summariesIn(layout.systemEnd, historyEnd);
+    if (historySummaries.length > 1) return { indices: historySummaries, source: "historical_summaries" };
+
+    // Steps of the task that hold more than a summary; the newest `minKeepSteps` of them stay.
+    const realSteps = layout.steps.filter((step) => step.members.some((index) => !isSummaryMessage(messages[index]!)));
+    const eligible = realSteps.slice(0, Math.max(0, realSteps.length - this.minKeepSteps)).map(raw).filter((members) => members.length > 0);
+    if (eligible.length > 0) return { indices: this.fewestThatMakeRoom(working, eligible, targetTokens), source: "current_task_steps" };
+    const taskSummaries = summariesIn(layout.anchor >= 0 ? layout.anchor + 1 : layout.systemEnd, messages.length);
+    if (taskSummaries.length > 1) return { indices: taskSummaries, source: "current_task_summaries" };
+    return null;
+  }
+
+  /** The fewest oldest groups whose removal leaves room for a summary of `maxSummaryTokens` (all of them when none is enough). */
+  private fewestThatMakeRoom(working: Working, groups: number[][], targetTokens: number): number[] {
+    const selected: number[] = [];
+    let remaining = working.total;
+    for (const group of groups) {
+      for (const index of group) {
+        selected.push(index);
+        remaining -= working.counts[index]!;
+      }
+      if (remaining + this.maxSummaryTokens <= targetTokens) break;
+    }
+    return selected.sort((a, b) => a - b);
+  }
+
+  /**
+   * Asks the model for one summary and swaps it in, or `null` when it
+   * failed (unless `raiseOnFailure`). An abort always rejects with its reason.
+   */
+  private async summarize(working: Working, plan: SummaryPlan, counter: MessageCounter, signal: AbortSignal | undefined): Promise<Working | null> {
+    const replaced = plan.indices.map((index) => working.messages[index]!);
+    let summary: HumanMessage;
+    let summaryTokens: number;
+    try {
+      const text = await this.requestSummary(replaced, signal);
+      summary = summaryMessage(text, plan);
+      const counted = countOne(summary, counter, this.cache);
+      summaryTokens = typeof counted === "number" ? counted : await counted;
+      const replacedTokens = plan.indices.reduce((sum, index) => sum + working.counts[index]!, 0);
+      if (summaryTokens >= replacedTokens) {
+        throw new SummarizationError(
+          `the summary (${summaryTokens} tokens) is no smaller than the ${plan.indices.length} messages it would replace (${replacedTokens} tokens)`,
+          "too_large",
+        );
+      }
+    } catch (error) {
+      throwIfAborted(signal);
+      if (this.raiseOnFailure) throw error;
+      return null;
+    }
+    throwIfAborted(signal);
+    const gone = new Set(plan.indices);
+    const messages: BaseMessage[] = [];
+    const counts: number[] = [];
+    const pinned: boolean[] | null = working.pinned === null ? null : [];
+    let total = 0;
+    working.messages.forEach((message, index) => {
+      if (index === plan.indices[0]) {
+        messages.push(summary);
+        counts.push(summaryTokens);
+        pinned?.push(false);
+        total += summaryTokens;
+      }
+      if (gone.has(index)) return;
+      messages.push(message);
+      counts.push(working.counts[index]!);
+      pinned?.push(working.pinned![index]!);
+      total += working.counts[index]!;
+    });
+    return { messages, counts, total, pinned };
+  }
+
+  /** The model's summary of `replaced`, trimmed; throws when it answered no text. */
+  private async requestSummary(replaced: readonly BaseMessage[], signal: AbortSignal | undefined): Promise<string> {
+    const prompt = [
+      new SystemMessage(
+        `${this.instruction}\n\nKeep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`,
+      ),
+      new HumanMessage(`<conversation_to_summarize>\n${renderTranscript(replaced)}\n</conversation_to_summarize>`),
+    ];
+    const { model } = withOutputLimit(this.model, this.maxSummaryTokens);
+    const reply = await raceAbort(
+      Promise.resolve().then(() => model.invoke(prompt, { runName: SUMMARY_RUN_NAME, tags: [...SUMMARY_RUN_TAGS], ...(signal === undefined ? {} : { signal }) })),
+      signal,
+    );
+    if (!BaseMessage.isInstance(reply)) {
+      throw new SummarizationError(`the summary model answered ${describeValue(reply)}, not a message`, "not_a_message");
+    }
+    const text = contentText(reply.content).trim();
+    if (text === "") throw new SummarizationError("the summary model answered no text", "empty");
+    return text;
+  }
+}
+
+/** The message that stands for what a summary replaced. */
+function summaryMessage(text: string, plan: SummaryPlan): HumanMessage {
+  const compaction: SummaryMetadata = { strategy: STRATEGY, summarized_messages: plan.indices.length, source: plan.source };
+  return new HumanMessage({
+    content: `<conversation_summary>\n${text}\n</conversation_summary>`,
+    response_metadata: { [COMPACTION_METADATA_KEY]: compaction },
+  });
+}

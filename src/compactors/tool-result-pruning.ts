@@ -1,0 +1,213 @@
+import { ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
+import type { TokenCounterLike } from "../counting/types";
+import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
+import { compactionMetadataOf, withCompactionMetadata } from "../messages/compaction-metadata";
+import type { PrunedResultMetadata } from "../messages/compaction-metadata";
+import { isAI, isTool, toolCallsOf } from "../messages/roles";
+import { assertCompactOptions, throwIfAborted } from "./abort";
+import type { CompactOptions, Compactor } from "./compactor";
+import { countEvery, countOne } from "./count-one";
+import { assertProtect, pinnedMessages } from "./protection";
+import type { ProtectPredicate } from "./protection";
+import type { CompactionReport, RewrittenMessage } from "./report";
+import { assertConversation } from "./sliding-window";
+import { stageReport, unchangedReport } from "./stage-report";
+
+/** The `strategy` of pruned results and of this stage's reports. */
+const STRATEGY = "tool_result_pruning";
+
+/** The default text left in place of a pruned result; `{tool_name}` is filled with the tool's name. */
+export const DEFAULT_PRUNING_PLACEHOLDER =
+  "[Tool result removed to free up context. Call `{tool_name}` again if you need it.]";
+
+/** Options of {@link ToolResultPruningCompactor}. */
+export interface ToolResultPruningCompactorOptions {
+  /** The newest tool results never pruned, whatever their size. At least 1. Default `3`. */
+  minKeepResults?: number;
+  /** Only results of more than this many tokens are pruned: small ones cost little and are often worth keeping. Default `200`. */
+  minTokens?: number;
+  /**
+   * The text left in place of a pruned result. `{tool_name}` is replaced by
+   * the tool's name; other braces are kept as written (a JSON example is
+   * safe). Default {@link DEFAULT_PRUNING_PLACEHOLDER}.
+   */
+  placeholder?: string;
+  /** Results never to prune, e.g. `(m) => m.name === "read_plan"`. Default: none. */
+  skip?: (message: ToolMessage) => boolean;
+  /** Messages never to rewrite, nor the results of a protected call (see `SlidingWindowCompactorOptions.protect`). */
+  protect?: ProtectPredicate;
+  /** Where token counts are remembered. Default: the shared cache; `null` counts afresh. */
+  cache?: TokenCountCache | null;
+}
+
+/** Fills `{tool_name}`; every other brace stays as written. */
+function renderPlaceholder(template: string, toolName: string): string {
+  return template.split("{tool_name}").join(toolName);
+}
+
+/** How many messages at the end are tool results: the batch the model has not acted on yet. */
+function trailingResults(messages: readonly BaseMessage[]): number {
+  let count = 0;
+  while (count < messages.length && isTool(messages[messages.length - 1 - count]!)) count += 1;
+  return count;
+}
+
+/** Tool names by call id, for results that lost their own `name`. */
+function callNames(messages: readonly BaseMessage[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const message of messages) {
+    if (!isAI(message)) continue;
+    for (const call of toolCallsOf(message)) if (typeof call.id === "string" && typeof call.name === "string") names.set(call.id, call.name);
+  }
+  return names;
+}
+
+/**
+ * Replaces the content of older tool results with a short placeholder, in
+ * place: every call keeps a result (so the conversation keeps its shape and
+ * stays valid), and the model sees which tool it ran and can run it again.
+ * Tool output is usually most of a long agent run, and little of it matters
+ * once the model has acted on it.
+ *
+ * Results are pruned oldest first, stopping as soon as the conversation fits.
+ * Never pruned: the newest `minKeepResults` results, the whole trailing batch
+ * of results (the model has not seen them yet), error results
+ * (`status: "error"`: short and informative), results of `minTokens` or
+ * fewer, results a compaction already rewrote (pruned or offloaded), results
+ * `skip` names, and protected ones. A placeholder that would not be smaller
+ * than the result is not used.
+ *
+ * Each message is counted once (through the cache) and each replacement once:
+ * linear in the length of the conversation.
+ *
+ * @example
+ * ```ts
+ * const compactor = new ToolResultPruningCompactor({ minKeepResults: 3 });
+ * const compacted = (await compactor.compact(messages, 8_000)) ?? messages;
+ * ```
+ */
+export class ToolResultPruningCompactor implements Compactor {
+  readonly minKeepResults: number;
+  readonly minTokens: number;
+  readonly placeholder: string;
+  readonly skip: ((message: ToolMessage) => boolean) | undefined;
+  readonly protect: ProtectPredicate | undefined;
+  readonly cache: TokenCountCache | null;
+
+  constructor(options: ToolResultPruningCompactorOptions = {}) {
+    if (typeof options !== "object" || options === null || Array.isArray(options)) {
+      throw new TypeError(`ToolResultPruningCompactor options must be an object, got ${describeValue(options)}`);
+    }
+    const {
+      minKeepResults = 3,
+      minTokens = 200,
+      placeholder = DEFAULT_PRUNING_PLACEHOLDER,
+      skip,
+      protect,
+      cache = sharedTokenCountCache,
+    } = options;
+    assertWholeNumber("minKeepResults", minKeepResults, 1);
+    assertTokenBudget("minTokens", minTokens);
+    if (typeof placeholder !== "string") throw new TypeError(`\`placeholder\` must be a string, got ${describeValue(placeholder)}`);
+    if (skip !== undefined && typeof skip !== "function") {
+      throw new TypeError(`\`skip\` must be a function (message) => boolean, got ${describeValue(skip)}`);
+    }
+    assertProtect(protect);
+    if (cache !== null && !(cache instanceof TokenCountCache)) {
+      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
+    }
+    this.minKeepResults = minKeepResults;
+    this.minTokens = minTokens;
+    this.placeholder = placeholder;
+    this.skip = skip;
+    this.protect = protect;
+    this.cache = cache;
+  }
+
+  /** The conversation with older results pruned, or `null` when it fits or nothing is prunable. The input is not modified. */
+  async compact(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<BaseMessage[] | null> {
+    return (await this.compactWithReport(messages, targetTokens, tokenCounter, options)).messages;
+  }
+
+  /** Like {@link compact}, with the rewritten results (original and replacement) and tokens before and after. */
+  async compactWithReport(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<CompactionReport> {
+    assertConversation(messages);
+    assertTokenBudget("targetTokens", targetTokens);
+    assertCompactOptions(options);
+    const signal = options?.signal;
+    throwIfAborted(signal);
+    const counter = resolveTokenCounter(tokenCounter);
+    const counts = new MessageCounts(messages, counter, this.cache);
+    const tokensBefore = await countEvery(counts, messages.length);
+    throwIfAborted(signal);
+    if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
+
+    const resultIndices: number[] = [];
+    messages.forEach((message, index) => {
+      if (isTool(message)) resultIndices.push(index);
+    });
+    const kept = Math.max(this.minKeepResults, trailingResults(messages));
+    const candidates = resultIndices.slice(0, Math.max(0, resultIndices.length - kept));
+    if (candidates.length === 0) return unchangedReport(STRATEGY, messages, tokensBefore);
+
+    const pinned = pinnedMessages(messages, this.protect);
+    let names: Map<string, string> | undefined;
+    const output = [...messages];
+    const rewritten: RewrittenMessage[] = [];
+    let tokens = tokensBefore;
+    for (const index of candidates) {
+      throwIfAborted(signal);
+      const message = messages[index] as ToolMessage;
+      if (pinned?.[index] || !this.prunable(message)) continue;
+      const originalTokens = counts.of(index);
+      if (originalTokens <= this.minTokens) continue;
+      let toolName = typeof message.name === "string" && message.name !== "" ? message.name : undefined;
+      if (toolName === undefined) toolName = (names ??= callNames(messages)).get(message.tool_call_id) ?? "the tool";
+      const replacement = prunedResult(message, renderPlaceholder(this.placeholder, toolName), originalTokens);
+      const counted = countOne(replacement, counter, this.cache);
+      const replacementTokens = typeof counted === "number" ? counted : await counted;
+      // A placeholder no smaller than the result would only cost the model its output.
+      if (replacementTokens >= originalTokens) continue;
+      output[index] = replacement;
+      rewritten.push({ original: message, replacement });
+      tokens -= originalTokens - replacementTokens;
+      if (tokens <= targetTokens) break;
+    }
+    throwIfAborted(signal);
+    if (rewritten.length === 0) return unchangedReport(STRATEGY, messages, tokensBefore);
+    return stageReport({ strategy: STRATEGY, input: messages, messages: output, removed: [], rewritten, added: [], tokensBefore, tokensAfter: tokens });
+  }
+
+  private prunable(message: ToolMessage): boolean {
+    if (message.status === "error") return false;
+    if (compactionMetadataOf(message) !== undefined) return false;
+    return !(this.skip?.(message) ?? false);
+  }
+}
+
+/** The stand-in: the same `id`, `tool_call_id`, `name` and `status`, the placeholder as content, and the pruning metadata. */
+function prunedResult(message: ToolMessage, content: string, originalTokens: number): ToolMessage {
+  const compaction: PrunedResultMetadata = { strategy: STRATEGY, original_tokens: originalTokens };
+  return new ToolMessage({
+    content,
+    tool_call_id: message.tool_call_id,
+    ...(message.id === undefined ? {} : { id: message.id }),
+    ...(message.name === undefined ? {} : { name: message.name }),
+    ...(message.status === undefined ? {} : { status: message.status }),
+    additional_kwargs: { ...message.additional_kwargs },
+    response_metadata: withCompactionMetadata(message, compaction),
+  });
+}
