@@ -63,6 +63,10 @@ async function exercise(store: OffloadStore & { search?: unknown }, namespace: s
   expect(page.split("\n").slice(1).join("\n")).toBe(text.slice(100, 150));
   expect(page).toContain("call again with offset 150");
   expect(String(await reader.invoke({ key: "nope" }))).toMatch(/No offloaded tool result is stored under key "nope"/);
+  // Arguments are checked against the tool's JSON schema before the store is read.
+  await expect(reader.invoke({ key, offset: -1 })).rejects.toThrow();
+  await expect(reader.invoke({ key: "" })).rejects.toThrow();
+  await expect(reader.invoke({ offset: 3 } as unknown as { key: string })).rejects.toThrow();
 
   // Compacting again writes the same keys (idempotent) and leaves the offloaded result alone.
   const again = await compactor.compactWithReport(messages, 0, lengthCounter);
