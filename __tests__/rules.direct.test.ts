@@ -82,12 +82,13 @@ describe("the boundaries of the sliding window", () => {
     expect(await new SlidingWindowCompactor({ cache: null, minKeepSteps: 2 }).compact(withSteps(), 0, chars)).toBeNull();
   });
 
-  test("loose messages count in the fits decision: a stray before the first turn or after the task is removed", async () => {
+  test("loose messages count in the fits decision: a stray before the first turn or a result answering nothing after the task is removed", async () => {
     const before = [system("sys", "sys"), ai("stray", "x".repeat(20)), human("task", "task")];
     // Protected 7 fits a target of 10, but the stray's 20 do not.
     expect(idsOf(await compactor().compact(before, 10, chars))).toEqual(["sys", "NOTE", "task"]);
     expect(await compactor().compact(before, 27, chars)).toBeNull();
-    const after = [system("sys", "sys"), human("task", "task"), system("late", "y".repeat(20))];
+    // After the task a system message joins a step, but a result whose call is nowhere belongs to none.
+    const after = [system("sys", "sys"), human("task", "task"), new ToolMessage({ id: "late", content: "y".repeat(20), tool_call_id: "nowhere" })];
     expect(idsOf(await compactor().compact(after, 10, chars))).toEqual(["sys", "NOTE", "task"]);
     expect(await compactor().compact(after, 27, chars)).toBeNull();
   });
