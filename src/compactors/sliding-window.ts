@@ -7,6 +7,8 @@ import { layoutConversation } from "../messages/layout";
 import type { ConversationLayout, MessageGroup } from "../messages/layout";
 import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../messages/note";
 import { isMessage } from "../messages/roles";
+import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
+import type { CompactOptions } from "./compactor";
 import type { CompactionReport } from "./report";
 import { selectWindow } from "./selection";
 
@@ -100,8 +102,9 @@ export class SlidingWindowCompactor {
     messages: BaseMessage[],
     targetTokens: number,
     tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
   ): Promise<BaseMessage[] | null> {
-    return (await this.run(messages, targetTokens, tokenCounter, false)).messages;
+    return (await this.run(messages, targetTokens, tokenCounter, false, options)).messages;
   }
 
   /**
@@ -114,8 +117,9 @@ export class SlidingWindowCompactor {
     messages: BaseMessage[],
     targetTokens: number,
     tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
   ): Promise<CompactionReport> {
-    return this.run(messages, targetTokens, tokenCounter, true);
+    return this.run(messages, targetTokens, tokenCounter, true, options);
   }
 
   private async run(
@@ -123,9 +127,14 @@ export class SlidingWindowCompactor {
     targetTokens: number,
     tokenCounterLike: TokenCounterLike | undefined,
     fullReport: boolean,
+    options: CompactOptions | undefined,
   ): Promise<CompactionReport> {
     assertConversation(messages);
     assertTokenBudget("targetTokens", targetTokens);
+    assertCompactOptions(options);
+    // An asynchronous counter is awaited in `countAll`: raced against the signal, so one that never settles cannot hang us.
+    const signal = options?.signal;
+    throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounterLike);
     const counts = new MessageCounts(messages, counter, this.cache);
     const layout = layoutConversation(messages);
@@ -135,10 +144,10 @@ export class SlidingWindowCompactor {
       selection = this.select(layout, counts, targetTokens);
     } catch (error) {
       if (!(error instanceof AsyncCountNeeded)) throw error;
-      await counts.countAll();
+      await raceAbort(counts.countAll(), signal);
       selection = this.select(layout, counts, targetTokens);
     }
-    if (fullReport) await counts.countAll();
+    if (fullReport) await raceAbort(counts.countAll(), signal);
     const tokensOf = (indices: Iterable<number>): number => {
       if (!fullReport) return Number.NaN;
       let total = 0;
@@ -178,7 +187,7 @@ export class SlidingWindowCompactor {
     const result = note === null ? kept : insertNote(kept, note, layout, keep, selection.stepsTrimmed);
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptIndices(keep));
-    const tokensAfter = fullReport && note !== null ? tokensKept + (await countTotal([note], counter, this.cache)) : tokensKept;
+    const tokensAfter = fullReport && note !== null ? tokensKept + (await raceAbort(countTotal([note], counter, this.cache), signal)) : tokensKept;
     return withStage({
       messages: result,
       removed,

@@ -1,9 +1,9 @@
 import { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { CompactionHook } from "../compactors/compaction-hook";
+import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
+import type { Compactor } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
-import { SlidingWindowCompactor } from "../compactors/sliding-window";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, describeValue } from "../errors";
@@ -39,8 +39,8 @@ export interface CompactingChatMessageHistoryOptions {
   onEvict?: EvictionCallback;
   /** Default `approximateTokenCounter`. */
   tokenCounter?: TokenCounterLike;
-  /** Default `new SlidingWindowCompactor()`. */
-  compactor?: SlidingWindowCompactor;
+  /** Any compactor, or an array of them (a `CompactionPipeline`). Default `new SlidingWindowCompactor()`. */
+  compactor?: Compactor | readonly Compactor[];
   /** Commit mode: an atomic compare-and-replace for the wrapped store, used instead of `clear` + `addMessages`. */
   rewrite?: MessageRewrite;
 }
@@ -119,10 +119,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       if (compactAt !== undefined || compactTo !== undefined) {
         throw new TypeError("`compactAt` and `compactTo` go with `contextWindow`, not with `targetTokens`");
       }
-      const chosen = compactor ?? new SlidingWindowCompactor();
-      if (!(chosen instanceof SlidingWindowCompactor)) {
-        throw new TypeError(`\`compactor\` must be a SlidingWindowCompactor, got ${describeValue(compactor)}`);
-      }
+      const chosen = resolveCompactor(compactor);
       this.compactWith = (messages) => chosen.compactWithReport(messages, targetTokens, tokenCounter);
     } else {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, tokenCounter, compactor });

@@ -1,0 +1,197 @@
+import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { countTotal, resolveTokenCounter } from "../counting/message-counts";
+import type { MessageCounter } from "../counting/message-counts";
+import type { TokenCounterLike } from "../counting/types";
+import { assertTokenBudget, describeValue } from "../errors";
+import { assertCompactOptions, throwIfAborted } from "./abort";
+import { isCompactor } from "./compactor";
+import type { CompactOptions, Compactor } from "./compactor";
+import type { CompactionReport, RewrittenMessage, StageReport } from "./report";
+import { assertConversation } from "./sliding-window";
+
+/** The `strategy` of a pipeline's own report. */
+const STRATEGY = "pipeline";
+
+/** Options of {@link CompactionPipeline}. */
+export interface CompactionPipelineOptions {
+  /** Where the pipeline remembers the counts it checks the target with. Default: the shared cache. */
+  cache?: TokenCountCache | null;
+}
+
+/** Marks messages a stage added (the pipeline's input holds none of them). */
+const ADDED = Symbol("added");
+type Origin = BaseMessage | typeof ADDED;
+
+/**
+ * Compaction in tiers: each stage works on the previous stage's output, and
+ * the pipeline stops at the first stage after which the conversation fits the
+ * target, so the cheaper, gentler stages run first and the later ones only
+ * when they are not enough. A pipeline is a {@link Compactor} itself.
+ *
+ * For agents: `new CompactionPipeline([new ToolResultPruningCompactor(), new
+ * SlidingWindowCompactor()])` clears old tool output first and drops whole
+ * turns only when that is not enough.
+ *
+ * Its report is relative to its own input: a message rewritten by one stage
+ * and removed by a later one counts as removed, a message added by one stage
+ * and removed by a later one is not in `added`; `stages` holds each stage's
+ * own report, in order.
+ */
+export class CompactionPipeline implements Compactor {
+  readonly stages: readonly Compactor[];
+  readonly cache: TokenCountCache | null;
+
+  constructor(stages: readonly Compactor[], options: CompactionPipelineOptions = {}) {
+    if (!Array.isArray(stages)) throw new TypeError(`CompactionPipeline stages must be an array of compactors, got ${describeValue(stages)}`);
+    if (stages.length === 0) throw new RangeError("CompactionPipeline needs at least one stage, got an empty array");
+    stages.forEach((stage, index) => {
+      if (!isCompactor(stage)) {
+        throw new TypeError(`CompactionPipeline stage ${index} must be a compactor (compact and compactWithReport), got ${describeValue(stage)}`);
+      }
+    });
+    if (typeof options !== "object" || options === null) throw new TypeError(`CompactionPipeline options must be an object, got ${describeValue(options)}`);
+    const { cache = sharedTokenCountCache } = options;
+    if (cache !== null && !(cache instanceof TokenCountCache)) {
+      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
+    }
+    this.stages = [...stages];
+    this.cache = cache;
+  }
+
+  /** The output of the last stage that ran, or `null` when no stage changed anything (or the input fits). */
+  async compact(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<BaseMessage[] | null> {
+    const counter = this.prepare(messages, targetTokens, tokenCounter, options);
+    const signal = options?.signal;
+    if ((await countTotal(messages, counter, this.cache)) <= targetTokens) return null;
+    let current = messages;
+    let changed = false;
+    for (const stage of this.stages) {
+      throwIfAborted(signal);
+      const result = await stage.compact(current, targetTokens, tokenCounter, options);
+      throwIfAborted(signal);
+      if (result === null) continue;
+      current = result;
+      changed = true;
+      if ((await countTotal(current, counter, this.cache)) <= targetTokens) break;
+    }
+    return changed ? current : null;
+  }
+
+  /** Like {@link compact}, with a report relative to the input and every stage's own report. */
+  async compactWithReport(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<CompactionReport> {
+    const counter = this.prepare(messages, targetTokens, tokenCounter, options);
+    const signal = options?.signal;
+    const tokensBefore = await countTotal(messages, counter, this.cache);
+    const stages: StageReport[] = [];
+    let current = messages;
+    let tokensAfter = tokensBefore;
+    let note: HumanMessage | null = null;
+    let stepsTrimmed = false;
+    // Where every message of the current list came from: an input message (itself, or the one it rewrites) or a stage.
+    const origin = new Map<BaseMessage, Origin>();
+    if (tokensBefore > targetTokens) {
+      for (const stage of this.stages) {
+        throwIfAborted(signal);
+        const report = await stage.compactWithReport(current, targetTokens, tokenCounter, options);
+        throwIfAborted(signal);
+        stages.push(...stageEntries(report));
+        if (report.messages === null) continue;
+        for (const { original, replacement } of report.rewritten) origin.set(replacement, origin.get(original) ?? original);
+        for (const message of report.added) origin.set(message, ADDED);
+        if (report.note !== null) note = report.note;
+        stepsTrimmed ||= report.stepsTrimmed;
+        current = report.messages;
+        tokensAfter = await countTotal(current, counter, this.cache);
+        if (tokensAfter <= targetTokens) break;
+      }
+    }
+    if (current === messages) {
+      return { strategy: STRATEGY, messages: null, removed: [], rewritten: [], added: [], tokensBefore, tokensAfter: tokensBefore, keptCount: messages.length, note: null, stepsTrimmed: false, stages };
+    }
+    const merged = mergeOutcome(messages, current, origin);
+    return {
+      strategy: STRATEGY,
+      messages: current,
+      ...merged,
+      tokensBefore,
+      tokensAfter,
+      keptCount: messages.length - merged.removed.length,
+      note: note !== null && merged.added.includes(note) ? note : null,
+      stepsTrimmed,
+      stages,
+    };
+  }
+
+  private prepare(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter: TokenCounterLike | undefined,
+    options: CompactOptions | undefined,
+  ): MessageCounter {
+    assertConversation(messages);
+    assertTokenBudget("targetTokens", targetTokens);
+    assertCompactOptions(options);
+    throwIfAborted(options?.signal);
+    return resolveTokenCounter(tokenCounter);
+  }
+}
+
+/** A stage's entries in the pipeline's `stages`: a nested pipeline contributes its own stages. */
+function stageEntries(report: CompactionReport): StageReport[] {
+  if (report.strategy === STRATEGY) return report.stages;
+  const { strategy, messages, removed, rewritten, added, tokensBefore, tokensAfter } = report;
+  return [{ strategy, messages, removed, rewritten, added, tokensBefore, tokensAfter }];
+}
+
+/**
+ * `removed`, `rewritten` and `added` of the whole run, from where each
+ * message of the final list came from. The same object may stand in a list
+ * more than once (stores hand such lists back), so input messages are
+ * accounted for by occurrence.
+ */
+function mergeOutcome(
+  input: readonly BaseMessage[],
+  output: readonly BaseMessage[],
+  origin: ReadonlyMap<BaseMessage, Origin>,
+): Pick<StageReport, "removed" | "rewritten" | "added"> {
+  const accounted = new Map<BaseMessage, number>();
+  const replacements = new Map<BaseMessage, BaseMessage[]>();
+  const added: BaseMessage[] = [];
+  for (const message of output) {
+    const from = origin.get(message) ?? message;
+    if (from === ADDED) {
+      added.push(message);
+      continue;
+    }
+    accounted.set(from, (accounted.get(from) ?? 0) + 1);
+    if (from !== message) {
+      const list = replacements.get(from);
+      if (list === undefined) replacements.set(from, [message]);
+      else list.push(message);
+    }
+  }
+  const removed: BaseMessage[] = [];
+  const rewritten: RewrittenMessage[] = [];
+  for (const message of input) {
+    const left = accounted.get(message) ?? 0;
+    if (left === 0) {
+      removed.push(message);
+      continue;
+    }
+    accounted.set(message, left - 1);
+    const replacement = replacements.get(message)?.shift();
+    if (replacement !== undefined) rewritten.push({ original: message, replacement });
+  }
+  return { removed, rewritten, added };
+}
