@@ -145,7 +145,12 @@ describe("CompactionHook: validation", () => {
 
   it("throws TypeErrors for a missing options object or a wrong compactor", () => {
     expect(() => new CompactionHook(undefined as never)).toThrow(TypeError);
-    expect(() => new CompactionHook({ contextWindow: 100, compactor: {} as never })).toThrow(/compactor.*SlidingWindowCompactor/);
+    expect(() => new CompactionHook({ contextWindow: 100, compactor: {} as never })).toThrow(
+      new TypeError("`compactor` must be a compactor (an object with compact and compactWithReport) or an array of them, got an object"),
+    );
+    expect(() => new CompactionHook({ contextWindow: 100, compactor: [new SlidingWindowCompactor(), { compact: () => null }] as never })).toThrow(
+      /`compactor\[1\]` must be a compactor .*got an object/,
+    );
     expect(() => new CompactionHook({ contextWindow: 100, tokenCounter: "tiktoken" as never })).toThrow(TypeError);
   });
 

@@ -59,16 +59,28 @@ export type { TokenCounter, TokenCountingModel, TokenCounterLike } from "./count
 export { TokenCounterError } from "./errors";
 
 export { CompactionHook } from "./compactors/compaction-hook";
-export type { CompactionHookOptions, RequestOverhead, ToolLike } from "./compactors/compaction-hook";
+export type {
+  CompactionHookOptions,
+  CompactionHookReport,
+  DeclinedCompaction,
+  RequestOverhead,
+  ToolLike,
+} from "./compactors/compaction-hook";
 
 export { compactMessages, COMPACT_MESSAGES_RUN_NAME } from "./integrations/runnable";
-export type { CompactMessagesOptions } from "./integrations/runnable";
+export type { CompactMessagesInput, CompactMessagesOptions } from "./integrations/runnable";
 
 // The LangGraph node needs no LangGraph import; its state annotations live in `langchain-compaction/langgraph`.
 export { createCompactionNode, COMPACTION_VIEW_KEY } from "./integrations/compaction-node";
-export type { CompactionNode, CompactionNodeOptions, CompactionNodeState, CompactionNodeUpdate } from "./integrations/compaction-node";
+export type {
+  CompactionNode,
+  CompactionNodeConfig,
+  CompactionNodeOptions,
+  CompactionNodeState,
+  CompactionNodeUpdate,
+} from "./integrations/compaction-node";
 export { applyCompactionView } from "./integrations/view-window";
-export type { CompactionView } from "./integrations/view-window";
+export type { CompactionView, ViewAddition } from "./integrations/view-window";
 
 export { CompactingChatMessageHistory, SINGLE_WRITER_CLEAR_AND_ADD } from "./integrations/history";
 export type { CompactingChatMessageHistoryOptions, EvictionCallback, WrappableChatMessageHistory } from "./integrations/history";

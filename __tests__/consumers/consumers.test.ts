@@ -174,7 +174,7 @@ describe("an ES-module JavaScript app", () => {
   // Issue 9 §2 (view mode on createReactAgent's default state) is not fixed yet. Until it is, this asserts that
   // exact known failure; when the fix lands the scenario passes and this test fails, saying so: then set
   // PREBUILT_DEFAULT_STATE_WORKS to true, and from then on the scenario must pass.
-  const PREBUILT_DEFAULT_STATE_WORKS = false;
+  const PREBUILT_DEFAULT_STATE_WORKS = true;
   it("createReactAgent with preModelHook: createCompactionNode and no stateSchema", async () => {
     const outcome = node("prebuilt-agent-default-state.mjs");
     if (PREBUILT_DEFAULT_STATE_WORKS) {

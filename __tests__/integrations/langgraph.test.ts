@@ -213,7 +213,7 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
       expect(messages.some((message) => isCompactionNote(message))).toBe(false);
       const view = state[COMPACTION_VIEW_KEY] as CompactionView;
       expect(view.hiddenIds.length).toBeGreaterThan(0);
-      expect(isCompactionNote(view.note)).toBe(true);
+      expect(view.added!.map(({ message }) => isCompactionNote(message))).toEqual([true]);
       expect(view.hiddenIds.every((id) => messages.some((message) => message.id === id))).toBe(true);
       // The node wrote the cut only when it moved.
       const writes = nodeCalls.filter((entry) => COMPACTION_VIEW_KEY in entry.update).length;

@@ -12,6 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { approximateTokenCounter, isCompactionNote } from "../../src";
+import type { CompactionView } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { CompactionMiddlewareOptions } from "../../src/integrations/middleware";
 import { ScriptedAgentModel, toolPairingProblems } from "../support/scripted-model-agent";
@@ -141,9 +142,9 @@ describe("compactionMiddleware, view mode", () => {
     expect(handed.every((same) => same === false)).toBe(true);
 
     // The remembered cut is checkpointed, note included.
-    const view = state.values._compactionView as { hiddenIds: string[]; note: unknown } | undefined;
+    const view = state.values._compactionView as CompactionView | undefined;
     expect(view?.hiddenIds.length).toBeGreaterThan(0);
-    expect(isCompactionNote(view?.note)).toBe(true);
+    expect(view?.added?.map(({ message }) => isCompactionNote(message))).toEqual([true]);
   });
 
   test("a new agent on the same checkpointer resumes the thread with the same cut", async () => {

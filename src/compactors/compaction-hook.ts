@@ -1,11 +1,17 @@
 import { BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { sharedTokenCountCache } from "../counting/cache";
+import type { TokenCountCache } from "../counting/cache";
 import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertTools, describeValue } from "../errors";
 import { isAI } from "../messages/roles";
+import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
+import { isCompactor } from "./compactor";
+import type { CompactOptions, Compactor } from "./compactor";
+import { CompactionPipeline } from "./pipeline";
 import type { CompactionReport } from "./report";
 import { assertConversation, SlidingWindowCompactor } from "./sliding-window";
 
@@ -14,8 +20,14 @@ export type ToolLike = StructuredToolInterface | Record<string, unknown>;
 
 /** Options of {@link CompactionHook}. */
 export interface CompactionHookOptions {
-  /** The compactor that chooses what to keep. Default `new SlidingWindowCompactor()`. */
-  compactor?: SlidingWindowCompactor;
+  /**
+   * What compacts: any {@link Compactor} (a `SlidingWindowCompactor`, another
+   * strategy, a `CompactionPipeline`, your own object with `compact` and
+   * `compactWithReport`), or an array of them, meaning
+   * `new CompactionPipeline(array)`: the stages run in order until the
+   * conversation fits. Default `new SlidingWindowCompactor()`.
+   */
+  compactor?: Compactor | readonly Compactor[];
   /** The model's context window, in tokens. Required: a positive whole number. */
   contextWindow: number;
   /** Compact when the estimated context reaches `contextWindow × compactAt`. Default `0.7`. */
@@ -24,6 +36,69 @@ export interface CompactionHookOptions {
   compactTo?: number;
   /** Counts what the provider has not reported. Default `approximateTokenCounter`. */
   tokenCounter?: TokenCounterLike;
+  /**
+   * A compaction that frees fewer tokens than this is not applied: it would
+   * change the prefix the model sees, and so break the provider's prompt
+   * cache, for too little room. Default `0` (every compaction that changes
+   * something is applied).
+   */
+  minGainTokens?: number;
+}
+
+/** Why {@link CompactionHook.run} did not apply a compaction it computed. */
+export interface DeclinedCompaction {
+  /** `"min_gain"`: it would have freed fewer than `minGainTokens`. */
+  reason: "min_gain";
+  /** Tokens it would have freed (by the hook's counter). */
+  gainTokens: number;
+  /** The hook's `minGainTokens`. */
+  minGainTokens: number;
+  /** The compactor's report of the compaction that was not applied. */
+  proposed: CompactionReport;
+}
+
+/** What {@link CompactionHook.run} returns when the trigger was reached. */
+export interface CompactionHookReport extends CompactionReport {
+  /** Set when the compaction was computed but not applied; then `messages` is `null` and nothing was removed, rewritten or added. */
+  declined?: DeclinedCompaction;
+}
+
+/**
+ * The compactor an integration's `compactor` option names: the default
+ * sliding window, an array as a pipeline, or any object with the
+ * {@link Compactor} methods (recognised by its methods, never `instanceof`).
+ */
+export function resolveCompactor(value: unknown, optionName = "compactor"): Compactor {
+  if (value === undefined) return new SlidingWindowCompactor();
+  if (Array.isArray(value)) {
+    value.forEach((stage, index) => {
+      if (!isCompactor(stage)) {
+        throw new TypeError(`\`${optionName}[${index}]\` must be a compactor (an object with compact and compactWithReport), got ${describeValue(stage)}`);
+      }
+    });
+    return new CompactionPipeline(value as Compactor[]);
+  }
+  if (!isCompactor(value)) {
+    throw new TypeError(
+      `\`${optionName}\` must be a compactor (an object with compact and compactWithReport) or an array of them, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Where a compactor keeps its counts, for the hook to count through too: its
+ * own `cache` when it has one (`null`: it counts afresh, and so does the
+ * hook), else the shared cache. Read by its methods, as the cache class may
+ * come from another copy of this package.
+ */
+function cacheOf(compactor: Compactor): TokenCountCache | null {
+  const cache = (compactor as { cache?: unknown }).cache;
+  if (cache === null) return null;
+  if (typeof cache === "object" && typeof (cache as TokenCountCache).get === "function" && typeof (cache as TokenCountCache).set === "function") {
+    return cache as TokenCountCache;
+  }
+  return sharedTokenCountCache;
 }
 
 /** What a request carries besides its message list. */
@@ -57,21 +132,21 @@ function assertFraction(name: string, value: unknown): asserts value is number {
  * everything is counted locally, overhead included.
  */
 export class CompactionHook {
-  readonly compactor: SlidingWindowCompactor;
+  readonly compactor: Compactor;
   readonly contextWindow: number;
   readonly compactAt: number;
   readonly compactTo: number;
   readonly tokenCounter: TokenCounterLike | undefined;
+  readonly minGainTokens: number;
   private readonly counter: MessageCounter;
+  private readonly cache: TokenCountCache | null;
 
   constructor(options: CompactionHookOptions) {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(`CompactionHook options must be an object, got ${describeValue(options)}`);
     }
-    const { compactor = new SlidingWindowCompactor(), contextWindow, compactAt = 0.7, compactTo = 0.4, tokenCounter } = options;
-    if (!(compactor instanceof SlidingWindowCompactor)) {
-      throw new TypeError(`\`compactor\` must be a SlidingWindowCompactor, got ${describeValue(compactor)}`);
-    }
+    const { contextWindow, compactAt = 0.7, compactTo = 0.4, tokenCounter, minGainTokens = 0 } = options;
+    const compactor = resolveCompactor(options.compactor);
     if (typeof contextWindow !== "number" || !Number.isInteger(contextWindow) || contextWindow <= 0) {
       throw new RangeError(`\`contextWindow\` must be a positive whole number of tokens, got ${describeValue(contextWindow)}`);
     }
@@ -82,7 +157,10 @@ export class CompactionHook {
         `\`compactTo\` (${compactTo}) must be below \`compactAt\` (${compactAt}): a target at or above the trigger would compact on every step`,
       );
     }
+    assertTokenBudget("minGainTokens", minGainTokens);
     this.compactor = compactor;
+    this.cache = cacheOf(compactor);
+    this.minGainTokens = minGainTokens;
     this.contextWindow = contextWindow;
     this.compactAt = compactAt;
     this.compactTo = compactTo;
@@ -150,16 +228,51 @@ export class CompactionHook {
 
   /**
    * Compacts when the trigger is reached. Returns `null` when it is not;
-   * otherwise the compactor's report (whose `messages` is itself `null` when
-   * nothing could be removed).
+   * otherwise the compactor's report, whose `messages` is itself `null` when
+   * nothing could be changed, or when the compaction would free fewer than
+   * `minGainTokens` (then `declined` says so, with the report not applied).
+   *
+   * `options.signal` aborts the run: counting, the compactor (which is given
+   * the signal) and the hook's own wait for them; the promise then rejects
+   * with the signal's reason, even when a counter or compactor never settles.
    */
-  async run(messages: BaseMessage[], overhead: RequestOverhead = {}): Promise<CompactionReport | null> {
-    const overheadTokens = await this.overheadTokens(overhead);
-    if (!(await this.shouldCompact(messages, overheadTokens))) return null;
-    return this.compactor.compactWithReport(messages, this.targetTokens(overheadTokens), this.tokenCounter);
+  async run(messages: BaseMessage[], overhead: RequestOverhead = {}, options: CompactOptions = {}): Promise<CompactionHookReport | null> {
+    assertCompactOptions(options);
+    const { signal } = options;
+    throwIfAborted(signal);
+    const overheadTokens = await raceAbort(this.overheadTokens(overhead), signal);
+    if (!(await raceAbort(this.shouldCompact(messages, overheadTokens), signal))) return null;
+    const report = await raceAbort(
+      this.compactor.compactWithReport(messages, this.targetTokens(overheadTokens), this.tokenCounter, signal === undefined ? undefined : { signal }),
+      signal,
+    );
+    throwIfAborted(signal);
+    if (report.messages === null || this.minGainTokens === 0) return report;
+    const gainTokens = await raceAbort(this.gainOf(messages, report), signal);
+    if (gainTokens >= this.minGainTokens) return report;
+    const tokens = report.tokensBefore;
+    return {
+      ...report,
+      messages: null,
+      removed: [],
+      rewritten: [],
+      added: [],
+      note: null,
+      keptCount: messages.length,
+      stepsTrimmed: false,
+      tokensAfter: tokens,
+      declined: { reason: "min_gain", gainTokens, minGainTokens: this.minGainTokens, proposed: report },
+    };
+  }
+
+  /** Tokens a compaction frees: from its report when it counted, else counted here. */
+  private async gainOf(messages: BaseMessage[], report: CompactionReport): Promise<number> {
+    const { tokensBefore, tokensAfter } = report;
+    if (Number.isFinite(tokensBefore) && Number.isFinite(tokensAfter)) return tokensBefore - tokensAfter;
+    return (await this.countMessages(messages)) - (await this.countMessages(report.messages ?? messages));
   }
 
   private countMessages(messages: BaseMessage[]): Promise<number> {
-    return countTotal(messages, this.counter, this.compactor.cache);
+    return countTotal(messages, this.counter, this.cache);
   }
 }

@@ -8,7 +8,7 @@ import { layoutCheckedConversation } from "../messages/layout";
 import type { ConversationLayout, MessageGroup } from "../messages/layout";
 import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../messages/note";
 import { PrefixMemory } from "../messages/prefix-memory";
-import { assertCompactOptions, throwIfAborted } from "./abort";
+import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { assertProtect, pinnedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
@@ -153,6 +153,7 @@ export class SlidingWindowCompactor implements Compactor {
     const layout = layoutCheckedConversation(messages);
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
+    // An asynchronous counter is awaited in `countAll`: raced against the signal, so one that never settles cannot hang us.
     const signal = options?.signal;
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounterLike);
@@ -166,12 +167,10 @@ export class SlidingWindowCompactor implements Compactor {
       selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups);
     } catch (error) {
       if (!(error instanceof AsyncCountNeeded)) throw error;
-      await counts.countAll();
-      throwIfAborted(signal);
+      await raceAbort(counts.countAll(), signal);
       selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups);
     }
-    if (fullReport) await counts.countAll();
-    throwIfAborted(signal);
+    if (fullReport) await raceAbort(counts.countAll(), signal);
     const tokensOf = (indices: Iterable<number>): number => {
       if (!fullReport) return Number.NaN;
       let total = 0;
@@ -211,7 +210,7 @@ export class SlidingWindowCompactor implements Compactor {
     const result = note === null ? kept : insertNote(kept, note, layout, keptAt, selection.stepsTrimmed);
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptAt);
-    const tokensAfter = fullReport && note !== null ? tokensKept + (await countTotal([note], counter, this.cache)) : tokensKept;
+    const tokensAfter = fullReport && note !== null ? tokensKept + (await raceAbort(countTotal([note], counter, this.cache), signal)) : tokensKept;
     throwIfAborted(signal);
     return withStage({
       messages: result,

@@ -1,14 +1,53 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import { raceAbort } from "../compactors/abort";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead } from "../compactors/compaction-hook";
 import { assertConversation } from "../compactors/sliding-window";
 import { describeValue } from "../errors";
 import { commitUpdate } from "./commit-update";
-import { advanceCompactionView } from "./view-window";
+import { advanceCompactionView, viewOfShown } from "./view-window";
 import type { CompactionView } from "./view-window";
 
 /** The state key where `"view"` mode remembers its cut. */
 export const COMPACTION_VIEW_KEY = "compactionView";
+
+/** The channel where `createReactAgent` keeps what its `preModelHook` last returned for the model. */
+const LLM_INPUT_KEY = "llmInputMessages";
+
+/**
+ * The part of a LangGraph node's config the node reads: the run's signal,
+ * and the channel reader the graph runtime puts in `configurable` (how
+ * LangGraph's own `ChannelRead` reads state a node was not given).
+ */
+export interface CompactionNodeConfig {
+  signal?: AbortSignal;
+  configurable?: Record<string, unknown>;
+}
+
+/** LangGraph's key for the channel reader in `configurable` (`CONFIG_KEY_READ`). */
+const CONFIG_KEY_READ = "__pregel_read";
+
+type ChannelReader = (select: string[], fresh?: boolean) => Record<string, unknown>;
+
+/**
+ * What `createReactAgent`'s graph last handed its model from this node:
+ * `llmInputMessages` is a channel of that graph, but not part of the state
+ * the pre-model hook is given, so it is read through the runtime's reader.
+ * `undefined` when the graph has no such channel (or the node runs outside a
+ * graph).
+ */
+function lastModelInput(config: CompactionNodeConfig | undefined): BaseMessage[] | undefined {
+  const read = config?.configurable?.[CONFIG_KEY_READ];
+  if (typeof read !== "function") return undefined;
+  let values: Record<string, unknown>;
+  try {
+    values = (read as ChannelReader)([LLM_INPUT_KEY]);
+  } catch {
+    return undefined;
+  }
+  const value = values?.[LLM_INPUT_KEY];
+  return Array.isArray(value) ? (value as BaseMessage[]) : undefined;
+}
 
 /** Options of {@link createCompactionNode}. */
 export interface CompactionNodeOptions extends CompactionHookOptions, RequestOverhead {
@@ -38,8 +77,8 @@ export interface CompactionNodeUpdate {
   messages?: BaseMessage[];
 }
 
-/** A graph node: a function of the state. */
-export type CompactionNode = (state: CompactionNodeState) => Promise<CompactionNodeUpdate>;
+/** A graph node: a function of the state (and of the run's config, which LangGraph passes). */
+export type CompactionNode = (state: CompactionNodeState, config?: CompactionNodeConfig) => Promise<CompactionNodeUpdate>;
 
 /**
  * A LangGraph node that keeps the model inside its context window, driven by
@@ -84,27 +123,37 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
   // Tools and prompt are fixed for the node's life: count them once, and fail now if they are bad.
   const overheadPromise = hook.overheadTokens({ tools, systemMessage, extraTokens });
   overheadPromise.catch(() => undefined);
-  const overhead = async (): Promise<RequestOverhead> => ({ extraTokens: await overheadPromise });
+  const overhead = async (signal: AbortSignal | undefined): Promise<RequestOverhead> => ({ extraTokens: await raceAbort(overheadPromise, signal) });
 
-  return async (state) => {
+  return async (state, config) => {
     if (typeof state !== "object" || state === null) {
       throw new TypeError(`the compaction node expects a graph state object, got ${describeValue(state)}`);
     }
     const { messages } = state;
     assertConversation(messages, "state.messages");
+    const signal = config?.signal;
+    const runOptions = signal === undefined ? {} : { signal };
     if (mode === "view") {
-      if (!(COMPACTION_VIEW_KEY in state)) {
+      if (COMPACTION_VIEW_KEY in state) {
+        const advance = await advanceCompactionView(hook, messages, state[COMPACTION_VIEW_KEY], await overhead(signal), runOptions);
+        return advance.report === null
+          ? { llmInputMessages: advance.messages }
+          : { llmInputMessages: advance.messages, [COMPACTION_VIEW_KEY]: advance.view };
+      }
+      // createReactAgent's own state: the cut is what the model was handed last time, read back from its channel.
+      const shown = lastModelInput(config);
+      if (shown === undefined) {
         throw new TypeError(
-          `"view" mode remembers its cut in the state key \`${COMPACTION_VIEW_KEY}\`, which this graph's state lacks: ` +
-            "build the state from CompactionAnnotation (langchain-compaction/langgraph), or use mode \"commit\"",
+          `"view" mode remembers its cut in the state key \`${COMPACTION_VIEW_KEY}\` or reads it back from createReactAgent's ` +
+            `\`${LLM_INPUT_KEY}\` channel, and this graph has neither: build the state from CompactionAnnotation ` +
+            '(langchain-compaction/langgraph), or use mode "commit"',
         );
       }
-      const advance = await advanceCompactionView(hook, messages, state[COMPACTION_VIEW_KEY], await overhead());
-      return advance.report === null
-        ? { llmInputMessages: advance.messages }
-        : { llmInputMessages: advance.messages, [COMPACTION_VIEW_KEY]: advance.view };
+      const view = shown.length === 0 ? null : viewOfShown(messages, shown, { grownSince: true });
+      const advance = await advanceCompactionView(hook, messages, view, await overhead(signal), runOptions);
+      return { llmInputMessages: advance.messages };
     }
-    const report = await hook.run(messages, await overhead());
+    const report = await hook.run(messages, await overhead(signal), runOptions);
     if (report === null || report.messages === null) return {};
     return { messages: commitUpdate(messages, report) };
   };

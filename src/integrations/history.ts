@@ -1,9 +1,9 @@
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
-import { CompactionHook } from "../compactors/compaction-hook";
+import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
+import type { Compactor } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
-import { SlidingWindowCompactor } from "../compactors/sliding-window";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, describeValue } from "../errors";
@@ -59,8 +59,8 @@ export interface CompactingChatMessageHistoryOptions {
   onEvict?: EvictionCallback;
   /** Default `approximateTokenCounter`. */
   tokenCounter?: TokenCounterLike;
-  /** Default `new SlidingWindowCompactor()`. */
-  compactor?: SlidingWindowCompactor;
+  /** Any compactor, or an array of them (a `CompactionPipeline`). Default `new SlidingWindowCompactor()`. */
+  compactor?: Compactor | readonly Compactor[];
   /**
    * Commit mode: how the store is rewritten. Default: the atomic rewrite of a
    * recognised store (`InMemoryChatMessageHistory`, `RedisChatMessageHistory`
@@ -154,10 +154,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       if (compactAt !== undefined || compactTo !== undefined) {
         throw new TypeError("`compactAt` and `compactTo` go with `contextWindow`, not with `targetTokens`");
       }
-      const chosen = compactor ?? new SlidingWindowCompactor();
-      if (!(chosen instanceof SlidingWindowCompactor)) {
-        throw new TypeError(`\`compactor\` must be a SlidingWindowCompactor, got ${describeValue(compactor)}`);
-      }
+      const chosen = resolveCompactor(compactor);
       this.compactWith = (messages) => chosen.compactWithReport(messages, targetTokens, tokenCounter);
     } else {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, tokenCounter, compactor });

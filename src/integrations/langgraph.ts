@@ -12,9 +12,9 @@ import type { CompactionView } from "./view-window";
 import { COMPACTION_VIEW_KEY } from "./compaction-node";
 
 export { createCompactionNode, COMPACTION_VIEW_KEY } from "./compaction-node";
-export type { CompactionNode, CompactionNodeOptions, CompactionNodeState, CompactionNodeUpdate } from "./compaction-node";
+export type { CompactionNode, CompactionNodeConfig, CompactionNodeOptions, CompactionNodeState, CompactionNodeUpdate } from "./compaction-node";
 export { applyCompactionView } from "./view-window";
-export type { CompactionView } from "./view-window";
+export type { CompactionView, ViewAddition } from "./view-window";
 
 /**
  * The remembered cut of `"view"` mode: replaced whole when the node writes

@@ -11,6 +11,7 @@ import type { ClientTool, ServerTool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
+import { raceAbort } from "../compactors/abort";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead, ToolLike } from "../compactors/compaction-hook";
 import { describeValue } from "../errors";
@@ -107,10 +108,15 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
       name: COMPACTION_MIDDLEWARE_NAME,
       stateSchema,
       wrapModelCall: async (request, handler) => {
-        const overhead = await measure({ tools: request.tools, systemMessage: request.systemMessage });
-        const advance = await advanceCompactionView(hook, request.messages, request.state._compactionView, {
-          extraTokens: overhead,
-        });
+        const signal = request.runtime?.signal;
+        const overhead = await raceAbort(measure({ tools: request.tools, systemMessage: request.systemMessage }), signal);
+        const advance = await advanceCompactionView(
+          hook,
+          request.messages,
+          request.state._compactionView,
+          { extraTokens: overhead },
+          signal === undefined ? {} : { signal },
+        );
         // `advance.messages` is always a fresh array: the state's own array is never handed on.
         const response = await handler({ ...request, messages: advance.messages });
         // A structured-output result is not an AIMessage and must reach the agent as it is; the cut is then
@@ -124,13 +130,14 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
   return createMiddleware({
     name: COMPACTION_MIDDLEWARE_NAME,
     stateSchema,
-    beforeModel: async (state) => {
-      const report = await hook.run(state.messages, { extraTokens: state._compactionOverhead ?? 0 });
+    beforeModel: async (state, runtime) => {
+      const signal = runtime?.signal;
+      const report = await hook.run(state.messages, { extraTokens: state._compactionOverhead ?? 0 }, signal === undefined ? {} : { signal });
       if (report === null || report.messages === null) return undefined;
       return { messages: commitUpdate(state.messages, report) };
     },
     wrapModelCall: async (request, handler) => {
-      const overhead = await measure({ tools: request.tools, systemMessage: request.systemMessage });
+      const overhead = await raceAbort(measure({ tools: request.tools, systemMessage: request.systemMessage }), request.runtime?.signal);
       const response = await handler({ ...request, messages: [...request.messages] });
       if (request.state._compactionOverhead === overhead || !AIMessage.isInstance(response)) return response;
       return new Command({ update: { _compactionOverhead: overhead } });

@@ -1,6 +1,10 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import type { BasePromptValueInterface } from "@langchain/core/prompt_values";
 import { RunnableLambda } from "@langchain/core/runnables";
-import type { Runnable } from "@langchain/core/runnables";
+import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
+import { assertCompactOptions, raceAbort, throwIfAborted } from "../compactors/abort";
+import { resolveCompactor } from "../compactors/compaction-hook";
+import type { CompactOptions, Compactor } from "../compactors/compactor";
 import { assertConversation, SlidingWindowCompactor } from "../compactors/sliding-window";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
@@ -17,18 +21,34 @@ export interface CompactMessagesOptions {
   /** Text of the omission note (`{num_removed}` is filled in); `null` or `""` for none. Not with `compactor`. */
   omissionNote?: string | null;
   /**
-   * A compactor to use instead of one built from `minKeepSteps` and
-   * `omissionNote` (for a shared cache or settings). It carries its own
+   * A compactor to use instead of the sliding window built from
+   * `minKeepSteps` and `omissionNote`: any {@link Compactor}, or an array of
+   * them, meaning `new CompactionPipeline(array)`. It carries its own
    * settings, so passing either of those beside it is an error rather than a
    * silent choice of one.
    */
-  compactor?: SlidingWindowCompactor;
+  compactor?: Compactor | readonly Compactor[];
+}
+
+/** What the Runnable and the direct form take: a message list, or a prompt value (what `prompt.invoke(...)` returns). */
+export type CompactMessagesInput = BaseMessage[] | BasePromptValueInterface;
+
+/** Whether `value` is a prompt value (`ChatPromptValue` and the like), recognised by its `toChatMessages` method. */
+function isPromptValue(value: unknown): value is BasePromptValueInterface {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as BasePromptValueInterface).toChatMessages === "function";
+}
+
+/** The message list of an input: itself, or a prompt value's messages. */
+function messagesOf(input: unknown): BaseMessage[] {
+  const messages = isPromptValue(input) ? input.toChatMessages() : input;
+  assertConversation(messages);
+  return messages;
 }
 
 /** The run name under which the Runnable form shows up in traces. */
 export const COMPACT_MESSAGES_RUN_NAME = "compactMessages";
 
-type Compact = (messages: BaseMessage[]) => Promise<BaseMessage[]>;
+type Compact = (input: CompactMessagesInput, options?: CompactOptions) => Promise<BaseMessage[]>;
 
 /** Validates everything up front, so a bad option fails where it is written, not on the first invocation. */
 function compileOptions(options: unknown): Compact {
@@ -38,41 +58,46 @@ function compileOptions(options: unknown): Compact {
   const { targetTokens, tokenCounter, minKeepSteps, omissionNote, compactor } = options as CompactMessagesOptions;
   assertTokenBudget("targetTokens", targetTokens);
   resolveTokenCounter(tokenCounter);
-  let chosen: SlidingWindowCompactor;
+  let chosen: Compactor;
   if (compactor !== undefined) {
-    if (!(compactor instanceof SlidingWindowCompactor)) {
-      throw new TypeError(`\`compactor\` must be a SlidingWindowCompactor, got ${describeValue(compactor)}`);
-    }
+    chosen = resolveCompactor(compactor);
     const clashing = (["minKeepSteps", "omissionNote"] as const).filter((name) => (options as CompactMessagesOptions)[name] !== undefined);
     if (clashing.length > 0) {
       throw new TypeError(
-        `\`${clashing.join("` and `")}\` cannot be combined with \`compactor\`: the compactor carries its own settings (got a SlidingWindowCompactor with minKeepSteps ${compactor.minKeepSteps})`,
+        `\`${clashing.join("` and `")}\` cannot be combined with \`compactor\`: the compactor carries its own settings (got ${describeValue(compactor)})`,
       );
     }
-    chosen = compactor;
   } else {
     chosen = new SlidingWindowCompactor({
       ...(minKeepSteps !== undefined ? { minKeepSteps } : {}),
       ...(omissionNote !== undefined ? { omissionNote } : {}),
     });
   }
-  return async (messages) => {
-    assertConversation(messages);
-    return (await chosen.compact(messages, targetTokens, tokenCounter)) ?? messages;
+  return async (input, compactOptions = {}) => {
+    assertCompactOptions(compactOptions);
+    const messages = messagesOf(input);
+    const { signal } = compactOptions;
+    throwIfAborted(signal);
+    const compacted = await raceAbort(chosen.compact(messages, targetTokens, tokenCounter, signal === undefined ? undefined : { signal }), signal);
+    return compacted ?? messages;
   };
 }
 
 /**
- * Compacts a message list to a token budget with a
- * {@link SlidingWindowCompactor}, in the two forms of `trimMessages`:
+ * Compacts a message list to a token budget (by default with a
+ * {@link SlidingWindowCompactor}; any compactor or array of them with
+ * `compactor`), in the two forms of `trimMessages`:
  *
  * - `compactMessages(options)` returns a Runnable for chains, traced under
- *   the run name `"compactMessages"`;
- * - `compactMessages(messages, options)` compacts now.
+ *   the run name `"compactMessages"`. It takes a message list or a prompt
+ *   value, so `prompt.pipe(compactMessages(...)).pipe(model)` works. The
+ *   run's `signal` (and `timeout`, which LangChain turns into one) aborts it:
+ *   the invocation rejects, even when a counter never settles.
+ * - `compactMessages(messages, options, { signal })` compacts now.
  *
- * Either way the result is a list: the input array itself when nothing was
- * removed, otherwise a new array of the kept messages (the same objects) and
- * at most one omission note.
+ * Either way the result is a list: the input list itself when nothing
+ * changed (a prompt value's messages), otherwise a new array of the kept
+ * messages (the same objects), their stand-ins and what was added.
  *
  * @example
  * ```ts
@@ -80,21 +105,28 @@ function compileOptions(options: unknown): Compact {
  * const reply = await chain.invoke(history);
  * ```
  */
-export function compactMessages(options: CompactMessagesOptions): Runnable<BaseMessage[], BaseMessage[]>;
-export function compactMessages(messages: BaseMessage[], options: CompactMessagesOptions): Promise<BaseMessage[]>;
+export function compactMessages(options: CompactMessagesOptions): Runnable<CompactMessagesInput, BaseMessage[]>;
 export function compactMessages(
-  messagesOrOptions: BaseMessage[] | CompactMessagesOptions,
+  messages: CompactMessagesInput,
+  options: CompactMessagesOptions,
+  compactOptions?: CompactOptions,
+): Promise<BaseMessage[]>;
+export function compactMessages(
+  messagesOrOptions: CompactMessagesInput | CompactMessagesOptions,
   options?: CompactMessagesOptions,
-): Runnable<BaseMessage[], BaseMessage[]> | Promise<BaseMessage[]> {
-  if (Array.isArray(messagesOrOptions)) {
+  compactOptions?: CompactOptions,
+): Runnable<CompactMessagesInput, BaseMessage[]> | Promise<BaseMessage[]> {
+  if (Array.isArray(messagesOrOptions) || isPromptValue(messagesOrOptions)) {
     // Reject synchronously-detectable mistakes through the promise, like the compaction itself.
     try {
       const compact = compileOptions(options);
-      return compact(messagesOrOptions);
+      return compact(messagesOrOptions, compactOptions);
     } catch (error) {
       return Promise.reject(error);
     }
   }
   const compact = compileOptions(messagesOrOptions);
-  return RunnableLambda.from(compact).withConfig({ runName: COMPACT_MESSAGES_RUN_NAME });
+  return RunnableLambda.from((input: CompactMessagesInput, config?: RunnableConfig) =>
+    compact(input, config?.signal === undefined ? {} : { signal: config.signal }),
+  ).withConfig({ runName: COMPACT_MESSAGES_RUN_NAME });
 }

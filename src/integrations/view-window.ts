@@ -1,40 +1,167 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { CompactionHook, RequestOverhead } from "../compactors/compaction-hook";
+import type { CompactOptions } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
-import { isCompactionNote } from "../messages/note";
 import { leadingSystemEnd } from "../messages/turns";
+
+/** A message a compaction added to the view (a note, a summary), and where it stands. */
+export interface ViewAddition {
+  /** The added message itself. */
+  message: BaseMessage;
+  /**
+   * Id of the history message it follows in the view (the nearest one before
+   * it that has an id); `null`: right after the leading system messages.
+   * Several additions after the same message stand in the order listed.
+   */
+  afterId: string | null;
+}
 
 /**
  * A remembered cut: which messages of a full history the model no longer
- * sees, and the note shown in their place. Integrations in `"view"` mode keep
- * the full history (in graph state, a checkpoint, a store) and this small
- * value beside it, so that between two compactions the model is shown the
- * same prefix, and provider prompt caches keep hitting. Recomputing a fresh
- * cut on every call would move the prefix on every call.
+ * sees, which it sees rewritten, and what was added in their place.
+ * Integrations in `"view"` mode keep the full history (in graph state, a
+ * checkpoint, a store) and this small value beside it, so that between two
+ * compactions the model is shown the same prefix and provider prompt caches
+ * keep hitting. Recomputing a fresh cut on every call would move the prefix
+ * on every call.
  *
- * Plain data: it survives checkpointers and JSON (the note is a message).
+ * Plain data: it survives checkpointers and JSON (the messages in it are
+ * messages, which every checkpointer stores).
+ *
+ * Values written before rewrites and additions existed, `{ hiddenIds, note,
+ * noteAfterId }`, are still read: their note is one addition.
  */
 export interface CompactionView {
   /** Ids of history messages hidden from the model. */
   hiddenIds: string[];
-  /** The note shown in their place, or `null` when notes are disabled. */
-  note: HumanMessage | null;
-  /** Id of the message the note follows; `null`: right after the leading system messages. */
-  noteAfterId: string | null;
+  /** Stand-ins shown in place of the history message with the same id (pruned or offloaded tool results). */
+  rewritten?: BaseMessage[];
+  /** Messages shown that are not in the history (notes, summaries), in view order, each with its place. */
+  added?: ViewAddition[];
+  /** Old format: the one note shown in place of the hidden messages (read, no longer written). */
+  note?: HumanMessage | null;
+  /** Old format: id of the message the note follows; `null`: right after the leading system messages. */
+  noteAfterId?: string | null;
 }
 
-/** The conversation the model sees under `view`: hidden messages left out, the note put back where it stood. */
+/** The additions of a view, old format included. */
+function additionsOf(view: CompactionView): ViewAddition[] {
+  if (Array.isArray(view.added)) return view.added;
+  return view.note ? [{ message: view.note, afterId: view.noteAfterId ?? null }] : [];
+}
+
+/**
+ * The conversation the model sees under `view`: hidden messages left out,
+ * rewritten ones replaced by their stand-ins, added ones put back where they
+ * stood. An addition whose anchor left the history goes right after the
+ * leading system messages.
+ */
 export function applyCompactionView(messages: readonly BaseMessage[], view: CompactionView | null | undefined): BaseMessage[] {
-  if (!view || (view.hiddenIds.length === 0 && view.note === null)) return [...messages];
+  if (!view) return [...messages];
+  const additions = additionsOf(view);
+  const rewritten = view.rewritten ?? [];
+  if (view.hiddenIds.length === 0 && additions.length === 0 && rewritten.length === 0) return [...messages];
   const hidden = new Set(view.hiddenIds);
-  const visible = messages.filter((message) => message.id === undefined || !hidden.has(message.id));
-  if (view.note === null) return visible;
-  let position = -1;
-  if (view.noteAfterId !== null) {
-    position = visible.findIndex((message) => message.id === view.noteAfterId);
+  const standIns = new Map<string, BaseMessage>();
+  for (const message of rewritten) if (typeof message.id === "string") standIns.set(message.id, message);
+  const visible: BaseMessage[] = [];
+  for (const message of messages) {
+    if (message.id === undefined) visible.push(message);
+    else if (!hidden.has(message.id)) visible.push(standIns.get(message.id) ?? message);
   }
-  const at = position >= 0 ? position + 1 : leadingSystemEnd(visible);
-  return [...visible.slice(0, at), view.note, ...visible.slice(at)];
+  if (additions.length === 0) return visible;
+
+  const after = new Map<string | null, BaseMessage[]>();
+  const present = new Set(visible.map((message) => message.id));
+  for (const { message, afterId } of additions) {
+    const anchor = afterId !== null && present.has(afterId) ? afterId : null;
+    const list = after.get(anchor);
+    if (list === undefined) after.set(anchor, [message]);
+    else list.push(message);
+  }
+  const start = leadingSystemEnd(visible);
+  const result: BaseMessage[] = [];
+  visible.forEach((message, index) => {
+    if (index === start) result.push(...(after.get(null) ?? []));
+    result.push(message);
+    if (message.id !== undefined) {
+      const following = after.get(message.id);
+      if (following !== undefined) {
+        result.push(...following);
+        after.delete(message.id); // an id met twice places its additions once
+      }
+    }
+  });
+  if (start === visible.length) result.push(...(after.get(null) ?? []));
+  return result;
+}
+
+/** Whether `shown` is the history message `original` as it was (same object, or the same message read back from a checkpoint). */
+function sameMessage(shown: BaseMessage, original: BaseMessage): boolean {
+  if (shown === original) return true;
+  if (shown.type !== original.type) return false;
+  const content = (message: BaseMessage) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content));
+  const compaction = (message: BaseMessage) => JSON.stringify((message.response_metadata as Record<string, unknown> | undefined)?.compaction ?? null);
+  return content(shown) === content(original) && compaction(shown) === compaction(original);
+}
+
+/**
+ * The cut that shows `shown` for `history`: the inverse of
+ * {@link applyCompactionView}. A message of `shown` is a history message when
+ * it is one of `history`'s (or carries the id of one: then, if it differs, it
+ * is that message's stand-in); anything else is an addition, placed after the
+ * nearest history message before it. History messages with an id that
+ * `shown` lacks are hidden; those without an id cannot be remembered as
+ * hidden and simply show again.
+ */
+export function viewOfShown(
+  history: readonly BaseMessage[],
+  shown: readonly BaseMessage[],
+  options: ViewOfShownOptions = {},
+): CompactionView {
+  const { grownSince = false } = options;
+  const positionOf = new Map<BaseMessage, number>();
+  const positionById = new Map<string, number>();
+  history.forEach((message, index) => {
+    positionOf.set(message, index);
+    if (typeof message.id === "string") positionById.set(message.id, index);
+  });
+  const shownIds = new Set<string>();
+  const rewritten: BaseMessage[] = [];
+  const added: ViewAddition[] = [];
+  let afterId: string | null = null;
+  let lastShown = -1;
+  for (const message of shown) {
+    const position = positionOf.get(message) ?? (typeof message.id === "string" ? positionById.get(message.id) : undefined);
+    if (position === undefined) {
+      added.push({ message, afterId });
+      continue;
+    }
+    const original = history[position]!;
+    lastShown = Math.max(lastShown, position);
+    if (typeof original.id === "string") {
+      shownIds.add(original.id);
+      afterId = original.id;
+    }
+    if (!sameMessage(message, original)) rewritten.push(message);
+  }
+  const hiddenIds: string[] = [];
+  for (const [id, position] of positionById) {
+    if (!shownIds.has(id) && (!grownSince || position < lastShown)) hiddenIds.push(id);
+  }
+  return { hiddenIds, rewritten, added };
+}
+
+/** Options of {@link viewOfShown}. */
+export interface ViewOfShownOptions {
+  /**
+   * `shown` was computed from an earlier, shorter history, which has grown
+   * since: history messages after the newest one shown are new, not hidden.
+   * (A compaction that removed the newest messages themselves cannot be told
+   * apart from growth then; those messages show again.) Default `false`:
+   * `shown` was computed from `history` itself.
+   */
+  grownSince?: boolean;
 }
 
 /** The outcome of {@link advanceCompactionView}. */
@@ -43,40 +170,27 @@ export interface ViewAdvance {
   messages: BaseMessage[];
   /** The cut to remember (unchanged when the hook did not fire). */
   view: CompactionView | null;
-  /** The compaction's report when one happened now, else `null`. */
+  /** The compaction's report when one was applied now, else `null`. */
   report: CompactionReport | null;
 }
 
 /**
  * Shows the model the remembered view of `messages`, and moves the cut only
- * when the hook fires on that view. Messages without an id cannot be
- * remembered as hidden; they simply show again and are cut again next time.
+ * when the hook fires on that view and its compaction is applied. The new
+ * cut is read off what the model is sent, so it holds whatever any compactor
+ * did: hidden messages, rewritten ones, and added ones in their places.
+ * Messages without an id cannot be remembered as hidden; they simply show
+ * again and are cut again next time.
  */
 export async function advanceCompactionView(
   hook: CompactionHook,
   messages: readonly BaseMessage[],
   view: CompactionView | null | undefined,
   overhead: RequestOverhead = {},
+  options: CompactOptions = {},
 ): Promise<ViewAdvance> {
   const current = applyCompactionView(messages, view);
-  const report = await hook.run(current, overhead);
+  const report = await hook.run(current, overhead, options);
   if (report === null || report.messages === null) return { messages: current, view: view ?? null, report: null };
-
-  // Ids that left the history some other way are dropped, so the cut stays as small as what it hides.
-  const present = new Set(messages.map((message) => message.id));
-  const hiddenIds = new Set((view?.hiddenIds ?? []).filter((id) => present.has(id)));
-  for (const message of report.removed) {
-    if (message.id !== undefined && !isCompactionNote(message)) hiddenIds.add(message.id);
-  }
-  let noteAfterId: string | null = null;
-  if (report.note !== null) {
-    const at = report.messages.indexOf(report.note);
-    const before = at > 0 ? report.messages[at - 1] : undefined;
-    noteAfterId = before !== undefined && at > leadingSystemEnd(report.messages) ? (before.id ?? null) : null;
-  }
-  return {
-    messages: report.messages,
-    view: { hiddenIds: [...hiddenIds], note: report.note, noteAfterId },
-    report,
-  };
+  return { messages: report.messages, view: viewOfShown(messages, report.messages), report };
 }
