@@ -8,7 +8,19 @@
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { approximateTokenCounter, CompactingChatMessageHistory, isCompactionNote, SlidingWindowCompactor, sharedTokenCountCache, TokenCountCache } from "../src";
+import {
+  approximateTokenCounter,
+  CompactingChatMessageHistory,
+  CompactionPipeline,
+  isCompactionNote,
+  SlidingWindowCompactor,
+  sharedTokenCountCache,
+  SummarizationCompactor,
+  TokenCountCache,
+  ToolResultOffloadCompactor,
+  ToolResultPruningCompactor,
+} from "../src";
+import { InMemoryStore } from "@langchain/langgraph";
 import { describeValue } from "../src/errors";
 
 /** A store as another copy of `@langchain/core` would make it: the methods, none of this copy's classes. */
@@ -62,6 +74,18 @@ describe("stores and caches from another copy are recognised by their methods", 
     const messages = long();
     await compactor.compact(messages, 20);
     expect(cache.get(approximateTokenCounter, messages[2]!)).toBeGreaterThan(0);
+    // Every other compactor takes it too (and refuses what is not one), by the same check.
+    const store = new InMemoryStore();
+    const others: [string, (cache: unknown) => unknown][] = [
+      ["ToolResultPruningCompactor", (c) => new ToolResultPruningCompactor({ cache: c as TokenCountCache })],
+      ["SummarizationCompactor", (c) => new SummarizationCompactor({ model: { invoke: async () => new AIMessage("s") } as never, cache: c as TokenCountCache })],
+      ["ToolResultOffloadCompactor", (c) => new ToolResultOffloadCompactor({ store, cache: c as TokenCountCache })],
+      ["CompactionPipeline", (c) => new CompactionPipeline([new SlidingWindowCompactor()], { cache: c as TokenCountCache })],
+    ];
+    for (const [name, make] of others) {
+      expect({ name, cache: (make(cache) as { cache: unknown }).cache }).toEqual({ name, cache });
+      expect(() => make(new Map())).toThrow(TypeError);
+    }
   });
 
   const withoutMethod = (method: "get" | "set" | "clear"): unknown => {

@@ -1,5 +1,6 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
+import type { TokenCountCache } from "../counting/cache";
 import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
@@ -52,9 +53,7 @@ export class CompactionPipeline implements Compactor {
     });
     if (typeof options !== "object" || options === null) throw new TypeError(`CompactionPipeline options must be an object, got ${describeValue(options)}`);
     const { cache = sharedTokenCountCache } = options;
-    if (cache !== null && !(cache instanceof TokenCountCache)) {
-      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
-    }
+    assertCacheOption(cache);
     this.stages = [...stages];
     this.cache = cache;
   }

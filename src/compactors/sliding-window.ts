@@ -1,5 +1,5 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { isTokenCountCache, sharedTokenCountCache } from "../counting/cache";
+import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
 import { AsyncCountNeeded, countTotal, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
@@ -101,9 +101,7 @@ export class SlidingWindowCompactor implements Compactor {
     if (omissionNote !== null && typeof omissionNote !== "string") {
       throw new TypeError(`\`omissionNote\` must be a string or null, got ${describeValue(omissionNote)}`);
     }
-    if (cache !== null && !isTokenCountCache(cache)) {
-      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
-    }
+    assertCacheOption(cache);
     this.minKeepSteps = minKeepSteps;
     this.omissionNote = omissionNote === "" ? null : omissionNote;
     this.cache = cache;

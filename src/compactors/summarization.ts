@@ -1,5 +1,6 @@
 import { BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
+import type { TokenCountCache } from "../counting/cache";
 import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
@@ -181,9 +182,7 @@ export class SummarizationCompactor implements Compactor {
     }
     if (typeof raiseOnFailure !== "boolean") throw new TypeError(`\`raiseOnFailure\` must be a boolean, got ${describeValue(raiseOnFailure)}`);
     assertProtect(protect);
-    if (cache !== null && !(cache instanceof TokenCountCache)) {
-      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
-    }
+    assertCacheOption(cache);
     this.model = model;
     this.minKeepSteps = minKeepSteps;
     this.maxSummaryTokens = maxSummaryTokens;

@@ -1,6 +1,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
+import type { TokenCountCache } from "../counting/cache";
 import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
@@ -134,9 +135,7 @@ export class ToolResultOffloadCompactor implements Compactor {
     assertTokenBudget("minTokens", minTokens);
     assertWholeNumber("previewChars", previewChars);
     assertProtect(protect);
-    if (cache !== null && !(cache instanceof TokenCountCache)) {
-      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
-    }
+    assertCacheOption(cache);
     this.store = store;
     this.minKeepSteps = minKeepSteps;
     this.minTokens = minTokens;

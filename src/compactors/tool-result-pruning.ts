@@ -1,6 +1,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { sharedTokenCountCache, TokenCountCache } from "../counting/cache";
+import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
+import type { TokenCountCache } from "../counting/cache";
 import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
@@ -116,9 +117,7 @@ export class ToolResultPruningCompactor implements Compactor {
       throw new TypeError(`\`skip\` must be a function (message) => boolean, got ${describeValue(skip)}`);
     }
     assertProtect(protect);
-    if (cache !== null && !(cache instanceof TokenCountCache)) {
-      throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
-    }
+    assertCacheOption(cache);
     this.minKeepResults = minKeepResults;
     this.minTokens = minTokens;
     this.placeholder = placeholder;

@@ -1,3 +1,4 @@
+import { describeValue } from "../errors";
 import type { BaseMessage } from "@langchain/core/messages";
 
 /**
@@ -142,3 +143,13 @@ function sharedCache(): TokenCountCache {
  * One per process, shared by every loaded copy of this package (see above).
  */
 export const sharedTokenCountCache: TokenCountCache = sharedCache();
+
+/**
+ * Throws unless a compactor's `cache` option is a {@link TokenCountCache}
+ * (recognised by its brand, from either build of this package) or `null`.
+ */
+export function assertCacheOption(cache: unknown): asserts cache is TokenCountCache | null {
+  if (cache !== null && !isTokenCountCache(cache)) {
+    throw new TypeError(`\`cache\` must be a TokenCountCache or null, got ${describeValue(cache)}`);
+  }
+}
