@@ -75,8 +75,6 @@ function runTools(script: RunScript): StructuredToolInterface[] {
 /** Runs `strategy` on the run of `seed`. */
 export async function runStrategy(strategy: Strategy, seed: number, settings: RunSettings = {}): Promise<RunResult> {
   const { contextWindow = 32_000, compactAt = 0.7, compactTo = 0.4, ...scriptOptions } = settings;
-  const reason = strategy.unavailable();
-  if (reason !== null) throw new Error(`${strategy.key} cannot run: ${reason}`);
   const started = performance.now();
   const script = runScript(seed, scriptOptions);
   const tokens = new MessageTokens(tiktokenCounter("o200k_base"));

@@ -81,12 +81,10 @@ function runWorker(task: RunsWorkerTask): Promise<RunResult[]> {
 export async function runRunsBench(): Promise<string> {
   const started = Date.now();
   process.stderr.write(`agent runs: ${RUN_SEEDS.length} seeds × ${RUN_SETTINGS.turns * RUN_SETTINGS.callsPerTurn} model calls, window ${RUN_SETTINGS.contextWindow}\n`);
-  const results: StrategyRuns[] = STRATEGIES.map((strategy) => ({ strategy, runs: [], skipped: strategy.unavailable() }));
-  const runnable = results.filter((entry) => entry.skipped === null);
-  for (const entry of results) if (entry.skipped !== null) progress(`${entry.strategy.label}: not run (${entry.skipped})`);
+  const results: StrategyRuns[] = STRATEGIES.map((strategy) => ({ strategy, runs: [] }));
 
   // Each strategy in its own process (warm-up run, then every seed), PARALLEL at a time, results in table order.
-  const queue = [...runnable];
+  const queue = [...results];
   const workers = Array.from({ length: Math.min(PARALLEL, queue.length) }, async () => {
     for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
       progress(`${entry.strategy.label}: started`);

@@ -5,12 +5,10 @@
 import type { RunResult } from "./harness";
 import type { Strategy } from "./strategies";
 
-/** One strategy's results over all seeds (empty `runs` when it could not run). */
+/** One strategy's results over all seeds (empty `runs` when it was not run). */
 export interface StrategyRuns {
   strategy: Strategy;
   runs: RunResult[];
-  /** Why it did not run. */
-  skipped: string | null;
 }
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
@@ -69,9 +67,9 @@ export function runsTable(results: readonly StrategyRuns[]): string {
     "| strategy | requests over the window | provider-invalid requests | peak request tokens | prefix breaks / compactions | tokens re-sent per break | billed input A (per run) | billed input B (per run) | input tokens, no cache (per run) | summary model calls | facts visible in the final request | facts readable (offload reader) | compaction CPU ms (per run) |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
-  for (const { strategy, runs, skipped } of results) {
+  for (const { strategy, runs } of results) {
     if (runs.length === 0) {
-      lines.push(`| ${strategy.label} | not run: ${skipped ?? "?"} ||||||||||||`);
+      lines.push(`| ${strategy.label} | not run ||||||||||||`);
       continue;
     }
     const a = aggregate(runs);

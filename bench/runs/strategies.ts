@@ -4,11 +4,6 @@
  * with the same trigger and target as ours (compact at 70% of the window,
  * down to 40%), both minus what the request spends on the system prompt and
  * tool schemas where the peer counts only the messages.
- *
- * Ours with the compactor family (pruning, summarization, offloading) need
- * the stages and the integrations that take any compactor or an array: they
- * are looked up at run time and reported as not run while those are not on
- * main yet.
  */
 import { trimMessages } from "@langchain/core/messages";
 import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
@@ -16,10 +11,17 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { InMemoryStore } from "@langchain/langgraph";
 import { ClearToolUsesEdit, contextEditingMiddleware, summarizationMiddleware } from "langchain";
 import type { AgentMiddleware } from "langchain";
-import * as library from "../../src";
-import { CompactionHook, SlidingWindowCompactor } from "../../src";
+import {
+  CompactionPipeline,
+  createOffloadReaderTool,
+  SlidingWindowCompactor,
+  SummarizationCompactor,
+  ToolResultOffloadCompactor,
+  ToolResultPruningCompactor,
+} from "../../src";
 import type { Compactor, TokenCounter } from "../../src";
 import { createCompactionNode } from "../../src/integrations/compaction-node";
+import { isSummaryMessage } from "../../src/messages/compaction-metadata";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { CpuMeter, timedMiddleware } from "./cpu-meter";
 import type { RecordedRequest, ScriptedRunModel, ScriptedSummarizer } from "./models";
@@ -70,41 +72,7 @@ export interface Strategy {
   kind: "baseline" | "peer" | "ours";
   /** Its line's colour in the chart. */
   color: string;
-  /** Why it cannot run with the code on this branch, or `null` when it can. */
-  unavailable: () => string | null;
   setup: (context: StrategyContext) => StrategySetup;
-}
-
-// ---------------------------------------------------------------------------
-// The compactor family, looked up by name until it is on main.
-
-type StageClass = new (options?: Record<string, unknown>) => Compactor;
-type ReaderFactory = (options: { store: InMemoryStore; namespace?: string[] }) => StructuredToolInterface;
-
-const lib = library as unknown as Record<string, unknown>;
-
-function stageClass(name: string): StageClass | null {
-  const value = lib[name];
-  return typeof value === "function" ? (value as StageClass) : null;
-}
-
-/** Whether the integrations take a compactor that is not a `SlidingWindowCompactor` (issue 10's integrations part). */
-function hookTakesAnyCompactor(): boolean {
-  const Pipeline = stageClass("CompactionPipeline");
-  if (Pipeline === null) return false;
-  try {
-    new CompactionHook({ contextWindow: 1_000, compactor: new Pipeline([new SlidingWindowCompactor()] as never) as never });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function missing(names: readonly string[]): string | null {
-  const absent = names.filter((name) => lib[name] === undefined);
-  if (absent.length > 0) return `${absent.join(", ")} not on this branch yet`;
-  if (!hookTakesAnyCompactor()) return "the integrations do not take a pipeline yet";
-  return null;
 }
 
 /** Counts the compactions a compactor (or pipeline) makes, by wrapping its `compactWithReport` on the instance. */
@@ -129,15 +97,14 @@ function oursOnCreateAgent(context: StrategyContext, compactor: Compactor, extra
     compactAt: context.compactAt,
     compactTo: context.compactTo,
     tokenCounter: context.counter,
-    compactor: tally.compactor as never,
+    compactor: tally.compactor,
   });
   return { integration: "createAgent", middleware: [timedMiddleware(middleware, context.meter)], extraTools, compactions: tally.count };
 }
 
 /** Ours: the pipeline `[...stages, new SlidingWindowCompactor()]` on `createAgent`. */
 function pipelineOf(stages: Compactor[]): Compactor {
-  const Pipeline = stageClass("CompactionPipeline")!;
-  return new Pipeline([...stages, new SlidingWindowCompactor()] as never);
+  return new CompactionPipeline([...stages, new SlidingWindowCompactor()]);
 }
 
 const OFFLOAD_NAMESPACE = ["bench", "runs", "tool_results"];
@@ -150,7 +117,6 @@ export const STRATEGIES: Strategy[] = [
     color: "#d62728",
     label: "no compaction",
     kind: "baseline",
-    unavailable: () => null,
     setup: () => ({ integration: "createAgent", middleware: [], compactions: () => 0 }),
   },
   {
@@ -158,7 +124,6 @@ export const STRATEGIES: Strategy[] = [
     color: "#e6a700",
     label: "trimMessages (pre-model hook)",
     kind: "peer",
-    unavailable: () => null,
     setup: (context) => {
       let compactions = 0;
       // As LangGraph's docs show it for agents, capped at our trigger level minus the prompt and tools.
@@ -183,7 +148,6 @@ export const STRATEGIES: Strategy[] = [
     color: "#ff7f0e",
     label: "LangChain summarizationMiddleware",
     kind: "peer",
-    unavailable: () => null,
     setup: (context) => {
       // It counts the state's messages only: its thresholds leave room for the prompt and the tools.
       const overhead = context.systemTokens + context.schemaTokens([]);
@@ -205,7 +169,6 @@ export const STRATEGIES: Strategy[] = [
     color: "#1f77b4",
     label: "LangChain contextEditingMiddleware (ClearToolUsesEdit)",
     kind: "peer",
-    unavailable: () => null,
     setup: (context) => {
       // `tokenCountMethod: "model"` counts the system prompt too (with our counter, through the model); not the tools.
       const middleware = contextEditingMiddleware({
@@ -230,7 +193,6 @@ export const STRATEGIES: Strategy[] = [
     color: "#2ca02c",
     label: "ours: sliding window (createAgent middleware)",
     kind: "ours",
-    unavailable: () => null,
     setup: (context) => oursOnCreateAgent(context, new SlidingWindowCompactor()),
   },
   {
@@ -238,7 +200,6 @@ export const STRATEGIES: Strategy[] = [
     color: "#98df8a",
     label: "ours: sliding window (createReactAgent node)",
     kind: "ours",
-    unavailable: () => null,
     setup: (context) => {
       const tally = counted(new SlidingWindowCompactor());
       const node = createCompactionNode({
@@ -259,19 +220,17 @@ export const STRATEGIES: Strategy[] = [
     color: "#9467bd",
     label: "ours: pruning → sliding window",
     kind: "ours",
-    unavailable: () => missing(["ToolResultPruningCompactor", "CompactionPipeline"]),
-    setup: (context) => oursOnCreateAgent(context, pipelineOf([new (stageClass("ToolResultPruningCompactor")!)()])),
+    setup: (context) => oursOnCreateAgent(context, pipelineOf([new ToolResultPruningCompactor()])),
   },
   {
     key: "ours-prune-sum-sw",
     color: "#17becf",
     label: "ours: pruning → summarization → sliding window",
     kind: "ours",
-    unavailable: () => missing(["ToolResultPruningCompactor", "SummarizationCompactor", "CompactionPipeline"]),
     setup: (context) =>
       oursOnCreateAgent(
         context,
-        pipelineOf([new (stageClass("ToolResultPruningCompactor")!)(), new (stageClass("SummarizationCompactor")!)({ model: context.summarizer })]),
+        pipelineOf([new ToolResultPruningCompactor(), new SummarizationCompactor({ model: context.summarizer })]),
       ),
   },
   {
@@ -279,21 +238,13 @@ export const STRATEGIES: Strategy[] = [
     color: "#e377c2",
     label: "ours: pruning → summarization → sliding window (summaries protected)",
     kind: "ours",
-    unavailable: () => missing(["ToolResultPruningCompactor", "SummarizationCompactor", "CompactionPipeline"]),
     setup: (context) => {
       // The same pipeline, with the sliding window told never to drop a summary (`protect`, issue 10): otherwise,
       // as the last resort, it drops the oldest history first, and the summaries are the oldest history.
-      const isSummary = (message: BaseMessage) =>
-        message.type === "human" && (message.response_metadata as { compaction?: { strategy?: string } } | undefined)?.compaction?.strategy === "summarization";
-      const window = new SlidingWindowCompactor({ protect: isSummary } as never);
-      const Pipeline = stageClass("CompactionPipeline")!;
+      const window = new SlidingWindowCompactor({ protect: isSummaryMessage });
       return oursOnCreateAgent(
         context,
-        new Pipeline([
-          new (stageClass("ToolResultPruningCompactor")!)(),
-          new (stageClass("SummarizationCompactor")!)({ model: context.summarizer }),
-          window,
-        ] as never),
+        new CompactionPipeline([new ToolResultPruningCompactor(), new SummarizationCompactor({ model: context.summarizer }), window]),
       );
     },
   },
@@ -302,11 +253,10 @@ export const STRATEGIES: Strategy[] = [
     color: "#8c564b",
     label: "ours: offloading → sliding window",
     kind: "ours",
-    unavailable: () => missing(["ToolResultOffloadCompactor", "createOffloadReaderTool", "CompactionPipeline"]),
     setup: (context) => {
       const store = new InMemoryStore();
-      const reader = (lib.createOffloadReaderTool as ReaderFactory)({ store, namespace: OFFLOAD_NAMESPACE });
-      const offload = new (stageClass("ToolResultOffloadCompactor")!)({ store, namespace: OFFLOAD_NAMESPACE });
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      const offload = new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE });
       const setup = oursOnCreateAgent(context, pipelineOf([offload]), [reader]);
       return { ...setup, readable: (messages) => readBack(reader, messages) };
     },
