@@ -71,9 +71,14 @@ export interface CompactingChatMessageHistoryOptions {
    * `TypeError`.
    */
   rewrite?: MessageRewrite | typeof SINGLE_WRITER_CLEAR_AND_ADD;
-  /** A compaction (counting and choosing) that takes longer is abandoned: `getMessages()` rejects, nothing is written. Default: no limit. */
+  /**
+   * A compaction (counting and choosing) that takes longer is abandoned:
+   * `getMessages()` rejects, nothing is written, and the compactor's own
+   * `signal` aborts, so its work (a summary call, store writes) stops too.
+   * Default: no limit.
+   */
   compactionTimeoutMs?: number;
-  /** Aborts the running and every later compaction the same way (e.g. at shutdown). */
+  /** Aborts the running and every later compaction the same way, the compactor's work included (e.g. at shutdown). */
   signal?: AbortSignal;
 }
 
@@ -155,10 +160,11 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
         throw new TypeError("`compactAt` and `compactTo` go with `contextWindow`, not with `targetTokens`");
       }
       const chosen = resolveCompactor(compactor);
-      this.compactWith = (messages) => chosen.compactWithReport(messages, targetTokens, tokenCounter);
+      // The signal reaches the compactor itself, so an abandoned compaction stops its work (a summary call, store writes).
+      this.compactWith = (messages, signal) => chosen.compactWithReport(messages, targetTokens, tokenCounter, signal === undefined ? undefined : { signal });
     } else {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, tokenCounter, compactor });
-      this.compactWith = (messages) => hook.run(messages);
+      this.compactWith = (messages, signal) => hook.run(messages, {}, signal === undefined ? {} : { signal });
     }
     let atomic: MessageRewrite | null = null;
     if (mode === "commit" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
