@@ -21,11 +21,12 @@ import {
   redisListRewrite,
   SummarizationCompactor,
 } from "../../src";
-import type { CompactionReport, CompactOptions, Compactor, RedisRewriteClient, TokenCounterLike } from "../../src";
+import type { RedisRewriteClient } from "../../src";
 import { comparableForm } from "../../src/integrations/message-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 import { ScriptedAgentModel } from "../support/scripted-model-agent";
 import { ScriptedSummaryModel } from "../support/summary-model";
+import { NeverSettles } from "../support/test-compactors";
 
 const TARGET = 300;
 
@@ -790,20 +791,6 @@ describe("a compaction that never settles", () => {
   });
 });
 
-/** A compactor that works until its signal aborts, remembering every signal it was handed. */
-class WorksUntilAborted implements Compactor {
-  readonly signals: (AbortSignal | undefined)[] = [];
-  compact(messages: BaseMessage[], target: number, counter?: TokenCounterLike, options?: CompactOptions) {
-    return this.compactWithReport(messages, target, counter, options).then((report) => report.messages);
-  }
-  compactWithReport(_messages: BaseMessage[], _target: number, _counter?: TokenCounterLike, options?: CompactOptions) {
-    this.signals.push(options?.signal);
-    return new Promise<CompactionReport>((_resolve, reject) => {
-      options?.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true });
-    });
-  }
-}
-
 describe("the wrapper's signal and timeout reach the compactor", () => {
   const budgets = [
     ["targetTokens", { targetTokens: TARGET }],
@@ -811,7 +798,7 @@ describe("the wrapper's signal and timeout reach the compactor", () => {
   ] as const;
 
   test.each(budgets)("%s: compactionTimeoutMs aborts the compactor's own signal", async (_name, budget) => {
-    const compactor = new WorksUntilAborted();
+    const compactor = new NeverSettles(false);
     const history = new CompactingChatMessageHistory({ history: await memoryStore(chat(12)), ...budget, mode: "commit", compactor, compactionTimeoutMs: 50 });
     await expect(history.getMessages()).rejects.toThrow(/compactionTimeoutMs \(50 ms\)/);
     expect(compactor.signals).toHaveLength(1);
@@ -821,7 +808,7 @@ describe("the wrapper's signal and timeout reach the compactor", () => {
 
   test.each(budgets)("%s: the wrapper's signal aborts the compactor's own signal with its reason", async (_name, budget) => {
     const controller = new AbortController();
-    const compactor = new WorksUntilAborted();
+    const compactor = new NeverSettles(false);
     const history = new CompactingChatMessageHistory({ history: await memoryStore(chat(12)), ...budget, compactor, signal: controller.signal });
     const reading = history.getMessages();
     await tick(10);
