@@ -14,6 +14,7 @@ import { CompactionHook, compactMessages } from "../../src";
 import { createCompactionNode } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { agentModel, readLog } from "../support/stage-agents";
+import type { ScriptedAgentModel } from "../support/scripted-model-agent";
 import { NeverSettles } from "../support/test-compactors";
 
 const CONTEXT_WINDOW = 1_000;
@@ -41,22 +42,34 @@ function expectCompactorAborted(compactor: NeverSettles, reason?: unknown): void
   if (reason !== undefined) expect(compactor.signals[0]?.reason).toBe(reason);
 }
 
+type GraphIntegration = "createReactAgent" | "createAgent";
+
+interface RunnableAgent {
+  invoke(input: { messages: BaseMessage[] }, config: { configurable: { thread_id: string }; signal?: AbortSignal; timeout?: number }): Promise<unknown>;
+}
+
+/** `createReactAgent` with the compaction node as pre-model hook, or `createAgent` with the middleware. */
+function compactingAgent(integration: GraphIntegration, mode: "view" | "commit", compactor: NeverSettles, model: ScriptedAgentModel): RunnableAgent {
+  const trigger = { contextWindow: CONTEXT_WINDOW, compactor, mode };
+  if (integration === "createAgent") {
+    return createAgent({ model, tools: [readLog], middleware: [compactionMiddleware(trigger)], checkpointer: new MemorySaver() }) as unknown as RunnableAgent;
+  }
+  return createReactAgent({ llm: model, tools: [readLog], preModelHook: createCompactionNode(trigger), checkpointer: new MemorySaver() }) as unknown as RunnableAgent;
+}
+
+const graphCases = (["createReactAgent", "createAgent"] as const).flatMap((integration) => (["view", "commit"] as const).map((mode) => [integration, mode] as const));
+
 describe("the caller's signal reaches the compactor", () => {
-  test("CompactionHook.run(messages, overhead, { signal })", async () => {
-    const compactor = new NeverSettles(false);
+  test.each([
+    ["listens to its signal", false],
+    ["ignores its signal (the hook still rejects)", true],
+  ] as const)("CompactionHook.run(messages, overhead, { signal }), a compactor that %s", async (_name, deaf) => {
+    const compactor = new NeverSettles(deaf);
     const controller = new AbortController();
     const running = new CompactionHook({ contextWindow: CONTEXT_WINDOW, compactor }).run(longChat(), {}, { signal: controller.signal });
     const reason = await abortOnceCalled(compactor, controller);
     await expect(running).rejects.toBe(reason);
     expectCompactorAborted(compactor, reason);
-  });
-
-  test("a compactor that ignores its signal cannot hold the hook: it still rejects", async () => {
-    const compactor = new NeverSettles(true);
-    const controller = new AbortController();
-    const running = new CompactionHook({ contextWindow: CONTEXT_WINDOW, compactor }).run(longChat(), {}, { signal: controller.signal });
-    const reason = await abortOnceCalled(compactor, controller);
-    await expect(running).rejects.toBe(reason);
   });
 
   test("compactMessages as a Runnable: the run's signal, and its timeout", async () => {
@@ -81,34 +94,11 @@ describe("the caller's signal reaches the compactor", () => {
     expectCompactorAborted(compactor, reason);
   });
 
-  test.each(["view", "commit"] as const)("createCompactionNode in createReactAgent (%s): the graph's signal", async (mode) => {
+  test.each(graphCases)("%s (%s): the graph's signal", async (integration, mode) => {
     const compactor = new NeverSettles(false);
     const model = agentModel();
-    const agent = createReactAgent({
-      llm: model,
-      tools: [readLog],
-      preModelHook: createCompactionNode({ contextWindow: CONTEXT_WINDOW, compactor, mode }),
-      checkpointer: new MemorySaver(),
-    });
     const controller = new AbortController();
-    const running = agent.invoke({ messages: longChat() }, { configurable: { thread_id: "t" }, signal: controller.signal });
-    await abortOnceCalled(compactor, controller);
-    await expect(running).rejects.toThrow();
-    expectCompactorAborted(compactor);
-    expect(model.calls).toHaveLength(0);
-  });
-
-  test.each(["view", "commit"] as const)("compactionMiddleware in createAgent (%s): the agent's signal", async (mode) => {
-    const compactor = new NeverSettles(false);
-    const model = agentModel();
-    const agent = createAgent({
-      model,
-      tools: [readLog],
-      middleware: [compactionMiddleware({ contextWindow: CONTEXT_WINDOW, compactor, mode })],
-      checkpointer: new MemorySaver(),
-    });
-    const controller = new AbortController();
-    const running = agent.invoke({ messages: longChat() }, { configurable: { thread_id: "t" }, signal: controller.signal });
+    const running = compactingAgent(integration, mode, compactor, model).invoke({ messages: longChat() }, { configurable: { thread_id: "t" }, signal: controller.signal });
     await abortOnceCalled(compactor, controller);
     await expect(running).rejects.toThrow();
     expectCompactorAborted(compactor);
@@ -117,16 +107,9 @@ describe("the caller's signal reaches the compactor", () => {
 });
 
 describe("a graph's timeout reaches the compactor", () => {
-  test("createReactAgent with the compaction node", async () => {
+  test.each(["createReactAgent", "createAgent"] as const)("%s", async (integration) => {
     const compactor = new NeverSettles(false);
-    const agent = createReactAgent({ llm: agentModel(), tools: [readLog], preModelHook: createCompactionNode({ contextWindow: CONTEXT_WINDOW, compactor }), checkpointer: new MemorySaver() });
-    await expect(agent.invoke({ messages: longChat() }, { configurable: { thread_id: "t" }, timeout: 100 })).rejects.toThrow();
-    expectCompactorAborted(compactor);
-  });
-
-  test("createAgent with the middleware", async () => {
-    const compactor = new NeverSettles(false);
-    const agent = createAgent({ model: agentModel(), tools: [readLog], middleware: [compactionMiddleware({ contextWindow: CONTEXT_WINDOW, compactor })], checkpointer: new MemorySaver() });
+    const agent = compactingAgent(integration, "view", compactor, agentModel());
     await expect(agent.invoke({ messages: longChat() }, { configurable: { thread_id: "t" }, timeout: 100 })).rejects.toThrow();
     expectCompactorAborted(compactor);
   });
