@@ -1,6 +1,7 @@
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
+import { raceAbort } from "../compactors/abort";
 import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
 import type { Compactor } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
@@ -10,7 +11,7 @@ import { assertTokenBudget, describeValue } from "../errors";
 import { comparableForm, startsWith } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 import { RECOGNISED_STORES, recognisedRewrite } from "./recognised-rewrite";
-import { SerialLane, untilAborted } from "./serial-lane";
+import { SerialLane } from "./serial-lane";
 
 export type { MessageRewrite } from "./message-rewrite";
 export { storedForm } from "./message-rewrite";
@@ -244,7 +245,8 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
         ? undefined
         : setTimeout(() => controller.abort(new Error(`compaction did not finish within compactionTimeoutMs (${this.compactionTimeoutMs} ms)`)), this.compactionTimeoutMs);
     try {
-      return await untilAborted(this.compactWith(messages, controller.signal), controller.signal);
+      // raceAbort: the caller stops waiting even for work that ignores the signal, and a rejection of the abandoned work is handled.
+      return await raceAbort(this.compactWith(messages, controller.signal), controller.signal);
     } finally {
       clearTimeout(timer);
       this.signal?.removeEventListener("abort", forward);
