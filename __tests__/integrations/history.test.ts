@@ -12,11 +12,21 @@ import { PostgresChatMessageHistory } from "@langchain/community/stores/message/
 import { RedisChatMessageHistory } from "@langchain/redis";
 import { Pool } from "pg";
 import { createClient } from "redis";
-import { approximateTokenCounter, compactionNoteMetadata, CompactingChatMessageHistory, isCompactionNote, postgresRewrite, redisListRewrite } from "../../src";
+import {
+  approximateTokenCounter,
+  compactionNoteMetadata,
+  CompactingChatMessageHistory,
+  isCompactionNote,
+  postgresRewrite,
+  redisListRewrite,
+  SummarizationCompactor,
+} from "../../src";
 import type { RedisRewriteClient } from "../../src";
 import { comparableForm } from "../../src/integrations/message-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 import { ScriptedAgentModel } from "../support/scripted-model-agent";
+import { ScriptedSummaryModel } from "../support/summary-model";
+import { NeverSettles } from "../support/test-compactors";
 
 const TARGET = 300;
 
@@ -778,6 +788,48 @@ describe("a compaction that never settles", () => {
     const reading = history.getMessages();
     controller.abort(new Error("shutting down"));
     await expect(reading).rejects.toThrow("shutting down");
+  });
+});
+
+describe("the wrapper's signal and timeout reach the compactor", () => {
+  const budgets = [
+    ["targetTokens", { targetTokens: TARGET }],
+    ["contextWindow", { contextWindow: 600 }],
+  ] as const;
+
+  test.each(budgets)("%s: compactionTimeoutMs aborts the compactor's own signal", async (_name, budget) => {
+    const compactor = new NeverSettles(false);
+    const history = new CompactingChatMessageHistory({ history: await memoryStore(chat(12)), ...budget, mode: "commit", compactor, compactionTimeoutMs: 50 });
+    await expect(history.getMessages()).rejects.toThrow(/compactionTimeoutMs \(50 ms\)/);
+    expect(compactor.signals).toHaveLength(1);
+    expect(compactor.signals[0]?.aborted).toBe(true);
+    expect(String(compactor.signals[0]?.reason)).toMatch(/compactionTimeoutMs/);
+  });
+
+  test.each(budgets)("%s: the wrapper's signal aborts the compactor's own signal with its reason", async (_name, budget) => {
+    const controller = new AbortController();
+    const compactor = new NeverSettles(false);
+    const history = new CompactingChatMessageHistory({ history: await memoryStore(chat(12)), ...budget, compactor, signal: controller.signal });
+    const reading = history.getMessages();
+    await tick(10);
+    expect(compactor.signals).toHaveLength(1);
+    expect(compactor.signals[0]?.aborted).toBe(false);
+    controller.abort(new Error("shutting down"));
+    await expect(reading).rejects.toThrow("shutting down");
+    expect(compactor.signals[0]?.aborted).toBe(true);
+    expect(compactor.signals[0]?.reason).toBe(controller.signal.reason);
+  });
+
+  test("a summary call that hangs is aborted by the timeout, and nothing is written", async () => {
+    const original = chat(12);
+    const store = await memoryStore(original);
+    const model = new ScriptedSummaryModel(() => ({ hang: true, listen: true }));
+    const compactor = new SummarizationCompactor({ model });
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", compactor, compactionTimeoutMs: 50 });
+    await expect(history.getMessages()).rejects.toThrow(/compactionTimeoutMs/);
+    expect(model.calls).toHaveLength(1);
+    expect(model.calls[0]!.signal?.aborted).toBe(true);
+    expect(keys(await store.getMessages())).toEqual(keys(original));
   });
 });
 

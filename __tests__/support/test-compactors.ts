@@ -125,13 +125,19 @@ export class SummarizeOldTurns implements Compactor {
   }
 }
 
-/** A compactor whose work never ends unless its signal aborts (it ignores the signal on purpose when `deaf`). */
+/**
+ * A compactor whose work never ends unless its signal aborts (it ignores the
+ * signal on purpose when `deaf`). It remembers the signal of every call, so a
+ * test can tell whether an integration handed its own signal on.
+ */
 export class NeverSettles implements Compactor {
+  readonly signals: (AbortSignal | undefined)[] = [];
   constructor(private readonly deaf = true) {}
   compact(messages: BaseMessage[], target: number, counter?: TokenCounterLike, options?: CompactOptions) {
     return this.compactWithReport(messages, target, counter, options).then((report) => report.messages);
   }
   compactWithReport(_messages: BaseMessage[], _target: number, _counter?: TokenCounterLike, options?: CompactOptions) {
+    this.signals.push(options?.signal);
     return new Promise<CompactionReport>((_resolve, reject) => {
       if (!this.deaf) options?.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true });
     });

@@ -1,6 +1,7 @@
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
+import { raceAbort } from "../compactors/abort";
 import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
 import type { Compactor } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
@@ -10,7 +11,7 @@ import { assertTokenBudget, describeValue } from "../errors";
 import { comparableForm, startsWith } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 import { RECOGNISED_STORES, recognisedRewrite } from "./recognised-rewrite";
-import { SerialLane, untilAborted } from "./serial-lane";
+import { SerialLane } from "./serial-lane";
 
 export type { MessageRewrite } from "./message-rewrite";
 export { storedForm } from "./message-rewrite";
@@ -71,9 +72,14 @@ export interface CompactingChatMessageHistoryOptions {
    * `TypeError`.
    */
   rewrite?: MessageRewrite | typeof SINGLE_WRITER_CLEAR_AND_ADD;
-  /** A compaction (counting and choosing) that takes longer is abandoned: `getMessages()` rejects, nothing is written. Default: no limit. */
+  /**
+   * A compaction (counting and choosing) that takes longer is abandoned:
+   * `getMessages()` rejects, nothing is written, and the compactor's own
+   * `signal` aborts, so its work (a summary call, store writes) stops too.
+   * Default: no limit.
+   */
   compactionTimeoutMs?: number;
-  /** Aborts the running and every later compaction the same way (e.g. at shutdown). */
+  /** Aborts the running and every later compaction the same way, the compactor's work included (e.g. at shutdown). */
   signal?: AbortSignal;
 }
 
@@ -155,10 +161,11 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
         throw new TypeError("`compactAt` and `compactTo` go with `contextWindow`, not with `targetTokens`");
       }
       const chosen = resolveCompactor(compactor);
-      this.compactWith = (messages) => chosen.compactWithReport(messages, targetTokens, tokenCounter);
+      // The signal reaches the compactor itself, so an abandoned compaction stops its work (a summary call, store writes).
+      this.compactWith = (messages, signal) => chosen.compactWithReport(messages, targetTokens, tokenCounter, signal === undefined ? undefined : { signal });
     } else {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, tokenCounter, compactor });
-      this.compactWith = (messages) => hook.run(messages);
+      this.compactWith = (messages, signal) => hook.run(messages, {}, signal === undefined ? {} : { signal });
     }
     let atomic: MessageRewrite | null = null;
     if (mode === "commit" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
@@ -238,7 +245,8 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
         ? undefined
         : setTimeout(() => controller.abort(new Error(`compaction did not finish within compactionTimeoutMs (${this.compactionTimeoutMs} ms)`)), this.compactionTimeoutMs);
     try {
-      return await untilAborted(this.compactWith(messages, controller.signal), controller.signal);
+      // raceAbort: the caller stops waiting even for work that ignores the signal, and a rejection of the abandoned work is handled.
+      return await raceAbort(this.compactWith(messages, controller.signal), controller.signal);
     } finally {
       clearTimeout(timer);
       this.signal?.removeEventListener("abort", forward);

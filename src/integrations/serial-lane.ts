@@ -16,18 +16,3 @@ export class SerialLane {
     return this.tail.then(() => undefined);
   }
 }
-
-/**
- * `work`, or a rejection with the signal's reason as soon as `signal` aborts:
- * the caller stops waiting even for work that never settles (which is
- * abandoned; its eventual result is ignored).
- */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return work;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
