@@ -112,6 +112,32 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
     expect(() => new CompactingChatMessageHistory({ history: store, contextWindow: 100, compactAt: 0.2, compactTo: 0.5 })).toThrow(RangeError);
   });
 
+  test("minGainTokens: a compaction freeing fewer tokens is not applied, in view mode nor in commit mode", async () => {
+    const original = chat(12);
+    const total = approximateTokenCounter(original);
+    // The trigger (0.7 of the window) is passed, so a compaction is due and computed every time.
+    const contextWindow = Math.ceil(total / 0.8);
+    const unrestricted = new CompactingChatMessageHistory({ history: await memoryStore(original), contextWindow });
+    const compacted = await unrestricted.getMessages();
+    const gain = total - approximateTokenCounter(compacted);
+    expect(gain).toBeGreaterThan(0);
+
+    for (const mode of ["view", "commit"] as const) {
+      const declinedStore = await memoryStore(original);
+      const declining = new CompactingChatMessageHistory({ history: declinedStore, contextWindow, mode, minGainTokens: gain + 1 });
+      expect(keys(await declining.getMessages())).toEqual(keys(original));
+      expect(keys(await declinedStore.getMessages())).toEqual(keys(original));
+
+      const appliedStore = await memoryStore(original);
+      const applying = new CompactingChatMessageHistory({ history: appliedStore, contextWindow, mode, minGainTokens: gain });
+      expect(keys(await applying.getMessages())).toEqual(keys(compacted));
+      expect(keys(await appliedStore.getMessages())).toEqual(keys(mode === "commit" ? compacted : original));
+    }
+    const store = new InMemoryChatMessageHistory();
+    expect(() => new CompactingChatMessageHistory({ history: store, targetTokens: 10, minGainTokens: 5 })).toThrow(/`minGainTokens`.*`contextWindow`/);
+    expect(() => new CompactingChatMessageHistory({ history: store, contextWindow: 100, minGainTokens: -1 })).toThrow(RangeError);
+  });
+
   test("works in RunnableWithMessageHistory: the model gets the compacted history, the store keeps all", async () => {
     const store = new InMemoryChatMessageHistory();
     const model = new ScriptedAgentModel({ reply: (_messages, call) => `reply ${call}: ${"it will be sunny and mild. ".repeat(4)}` });

@@ -54,6 +54,12 @@ export interface CompactingChatMessageHistoryOptions {
   contextWindow?: number;
   compactAt?: number;
   compactTo?: number;
+  /**
+   * With `contextWindow`: a compaction that would free fewer tokens is not
+   * applied (the read returns the stored list; commit mode writes nothing),
+   * as on {@link CompactionHook}. Default `0`.
+   */
+  minGainTokens?: number;
   /** `"view"` (default): reads are compacted, the store never changes. `"commit"`: the store is rewritten. */
   mode?: "view" | "commit";
   /** Commit mode: called with the removed messages, and awaited, before the store is touched. */
@@ -135,7 +141,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(`CompactingChatMessageHistory options must be an object, got ${describeValue(options)}`);
     }
-    const { history, targetTokens, contextWindow, compactAt, compactTo, mode = "view", onEvict, tokenCounter, compactor, rewrite, compactionTimeoutMs, signal } = options;
+    const { history, targetTokens, contextWindow, compactAt, compactTo, minGainTokens, mode = "view", onEvict, tokenCounter, compactor, rewrite, compactionTimeoutMs, signal } = options;
     if (!isWrappableHistory(history)) {
       throw new TypeError(`\`history\` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got ${describeValue(history)}`);
     }
@@ -157,14 +163,14 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       assertTokenBudget("targetTokens", targetTokens);
       // Fail here, as the hook does for `contextWindow`, rather than at the first read.
       resolveTokenCounter(tokenCounter);
-      if (compactAt !== undefined || compactTo !== undefined) {
-        throw new TypeError("`compactAt` and `compactTo` go with `contextWindow`, not with `targetTokens`");
+      if (compactAt !== undefined || compactTo !== undefined || minGainTokens !== undefined) {
+        throw new TypeError("`compactAt`, `compactTo` and `minGainTokens` go with `contextWindow`, not with `targetTokens`");
       }
       const chosen = resolveCompactor(compactor);
       // The signal reaches the compactor itself, so an abandoned compaction stops its work (a summary call, store writes).
       this.compactWith = (messages, signal) => chosen.compactWithReport(messages, targetTokens, tokenCounter, signal === undefined ? undefined : { signal });
     } else {
-      const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, tokenCounter, compactor });
+      const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, minGainTokens, tokenCounter, compactor });
       this.compactWith = (messages, signal) => hook.run(messages, {}, signal === undefined ? {} : { signal });
     }
     let atomic: MessageRewrite | null = null;
