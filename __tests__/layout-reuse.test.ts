@@ -13,10 +13,10 @@ import * as fc from "fast-check";
 import { freshLayout, layoutConversation, layoutWork } from "../src/messages/layout";
 import type { ConversationLayout } from "../src/messages/layout";
 import { buildMessyConversation, messyPlanArbitrary } from "./support/messy";
+import { assertOnSeeds, describeSeeds } from "./support/seeds";
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
 const numRuns = Number(process.env.FC_RUNS ?? 300);
-console.log(`fast-check seed ${seed}, ${numRuns} runs (FC_SEED / FC_RUNS override)`);
+console.log(`fast-check seeds: ${describeSeeds(numRuns)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 function expectSameAsFresh(messages: readonly BaseMessage[], label: string): ConversationLayout {
   const remembered = layoutConversation(messages);
@@ -56,7 +56,7 @@ function copyOf(message: BaseMessage): BaseMessage {
 describe("a remembered layout equals a fresh one", () => {
   test("on messy histories, through appends, replacements, removals, reorders, truncations and thread switches", () => {
     const seen: Record<string, number> = {};
-    fc.assert(
+    assertOnSeeds(
       fc.property(messyPlanArbitrary(40), messyPlanArbitrary(20), fc.array(edit, { minLength: 1, maxLength: 12 }), (plan, otherPlan, edits) => {
         const all = buildMessyConversation(plan);
         const other = buildMessyConversation(otherPlan);
@@ -88,13 +88,13 @@ describe("a remembered layout equals a fresh one", () => {
           expectSameAsFresh(current, e.kind);
         }
       }),
-      { seed, numRuns },
+      numRuns,
     );
     console.log(`edits applied: ${JSON.stringify(seen)}`);
   });
 
   test("an agent's history growing one step at a time, with a new user message now and then, and a retried last step", () => {
-    fc.assert(
+    assertOnSeeds(
       fc.property(fc.array(fc.oneof(fc.constant("step"), fc.constant("user"), fc.constant("retry")), { minLength: 1, maxLength: 60 }), (script) => {
         let history: BaseMessage[] = [new HumanMessage("task 0")];
         let call = 0;
@@ -112,7 +112,7 @@ describe("a remembered layout equals a fresh one", () => {
           expectSameAsFresh([...history, ...lastStep], action);
         }
       }),
-      { seed, numRuns: 100 },
+      100,
     );
   });
 

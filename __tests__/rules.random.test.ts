@@ -18,10 +18,12 @@ import {
 import type { TokenCounter } from "../src";
 import { assertProviderValid, labelledConversationArbitrary } from "./support/conversations";
 import type { LabelledConversation } from "./support/conversations";
+import { assertOnSeedsAsync, casesIn, describeSeeds } from "./support/seeds";
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
-console.log(`fast-check seed ${seed}`);
-const NUM_RUNS = Number(process.env.FC_RUNS ?? 400);
+const BUDGET = Number(process.env.FC_RUNS ?? 400);
+/** Conversations checked, over all the seeds. */
+const NUM_RUNS = casesIn(BUDGET);
+console.log(`fast-check seeds: ${describeSeeds(BUDGET)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 interface CompactionMeta {
   strategy: string;
@@ -382,7 +384,7 @@ function checkRules(
 describe("selection rules on random conversations", () => {
   test(`compactor agrees with the reference and the rules hold (${NUM_RUNS} conversations)`, async () => {
     const seen = { null: 0, fits: 0, trimmed: 0, turnsOnly: 0, withEarlierNote: 0, reshaped: 0 };
-    await fc.assert(
+    await assertOnSeedsAsync(
       fc.asyncProperty(scenario, async ({ conversation, counter, minKeepSteps, note, cache, target: t }) => {
         const { messages } = conversation;
         const chosen = COUNTERS[counter]!;
@@ -420,7 +422,7 @@ describe("selection rules on random conversations", () => {
         else seen.turnsOnly += 1;
         if (conversation.earlierNote) seen.withEarlierNote += 1;
       }),
-      { seed, numRuns: NUM_RUNS },
+      BUDGET,
     );
     console.log(`cases: ${JSON.stringify(seen)}`);
     // The generator must exercise every branch, or the agreement above proves little.

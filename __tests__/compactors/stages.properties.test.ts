@@ -6,7 +6,9 @@
  * conversations for "the result is valid for OpenAI, Anthropic and Gemini",
  * checked through their LangChain converters offline.
  *
- * Replay a failure with `FC_SEED=<printed seed>`.
+ * Each property runs on the clock seed and on the fixed seeds of
+ * `support/seeds.ts`, sharing the budget. Replay a failure with
+ * `FC_SEED=<printed seed>`.
  */
 import { AIMessage, BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { InMemoryStore } from "@langchain/langgraph";
@@ -35,18 +37,20 @@ import {
 } from "../support/messy";
 import type { CounterName, MessyPlan, TargetPlan } from "../support/messy";
 import { assertConvertsEverywhere, assertGemini } from "../support/providers";
+import { assertOnSeedsAsync, casesIn, describeSeeds } from "../support/seeds";
 import { ScriptedSummaryModel } from "../support/summary-model";
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
-const numRuns = Number(process.env.FC_RUNS ?? 1000);
-console.log(`fast-check seed ${seed}, ${numRuns} runs per property (FC_SEED / FC_RUNS override)`);
+const budget = Number(process.env.FC_RUNS ?? 1000);
+/** Cases each property runs, over all its seeds. */
+const numRuns = casesIn(budget);
+console.log(`fast-check seeds per property: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 const timings: Record<string, number> = {};
 afterAll(() => console.log(`ms per property: ${JSON.stringify(timings)}`));
 
 async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>): Promise<void> {
   const started = performance.now();
-  await fc.assert(fc.asyncProperty(arbitrary, predicate), { seed, numRuns });
+  await assertOnSeedsAsync(fc.asyncProperty(arbitrary, predicate), budget);
   timings[name] = Math.round(performance.now() - started);
 }
 
