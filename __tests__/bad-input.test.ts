@@ -128,7 +128,8 @@ describe("SlidingWindowCompactor options", () => {
   test("undefined fields take their defaults; null and empty note disable the note", () => {
     const compactor = new SlidingWindowCompactor({ minKeepSteps: undefined, omissionNote: undefined, cache: undefined });
     expect(compactor.minKeepSteps).toBe(1);
-    expect(typeof compactor.omissionNote).toBe("string");
+    // The default note, as the README's options table states it.
+    expect(compactor.omissionNote).toBe("[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]");
     expect(new SlidingWindowCompactor({ omissionNote: "" }).omissionNote).toBeNull();
     expect(new SlidingWindowCompactor({ cache: null }).cache).toBeNull();
   });
@@ -385,7 +386,9 @@ describe("tiktokenCounter", () => {
 
   test("the default and both shipped encodings work", () => {
     expect(tiktokenCounter()).toBe(tiktokenCounter("o200k_base"));
-    expect(tiktokenCounter("cl100k_base")([new HumanMessage("hello world")])).toBeGreaterThan(4);
+    // "hello world" is two cl100k tokens ("hello", " world"), plus OpenAI's framing of 4 per message (3 + 1 for the reply).
+    expect(tiktokenCounter("cl100k_base")([new HumanMessage("hello world")])).toBe(2 + 4);
+    expect(tiktokenCounter()([new HumanMessage("hello world")])).toBe(2 + 4);
   });
 });
 

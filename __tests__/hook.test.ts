@@ -1,9 +1,11 @@
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import fc from "fast-check";
 import { approximateTokenCounter, CompactionHook, isCompactionNote, SlidingWindowCompactor } from "../src";
 import { advanceCompactionView, applyCompactionView } from "../src/integrations/view-window";
 import type { CompactionView } from "../src/integrations/view-window";
+import { assertOnSeedsAsync, describeSeeds } from "./support/seeds";
 
 /** One token per character of string content: easy to reason about exactly. */
 const charCounter = (messages: BaseMessage[]) =>
@@ -53,12 +55,19 @@ describe("CompactionHook: trigger and target", () => {
     const report = (await hook.run(messages, { extraTokens: 20 }))!;
     expect(report).not.toBeNull();
     const kept = report.messages!.filter((message) => !isCompactionNote(message));
+    const last = messages.length - 1; // the task; the turns are at 1..20, turn k at 1 + 2k
     // Target 60 − 20 = 40: sys(3) + task(4) + the newest 1 turn (20) fit, a second turn (20) would not.
-    expect(charCounter(kept)).toBeLessThanOrEqual(40);
-    expect(charCounter(kept)).toBeGreaterThan(40 - 20);
+    expect(kept).toHaveLength(4);
+    kept.forEach((message, index) => expect(message).toBe([messages[0], messages[last - 2], messages[last - 1], messages[last]][index]));
+    expect(charCounter(kept)).toBe(3 + 4 + 20);
+    expect(report.keptCount).toBe(4);
+    // Without the extra 20: target 60 holds two turns (3 + 4 + 40 = 47), not three (67).
     const generous = (await hook.run(messages))!;
-    expect(charCounter(generous.messages!.filter((message) => !isCompactionNote(message)))).toBeLessThanOrEqual(60);
-    expect(generous.keptCount).toBeGreaterThan(report.keptCount);
+    const generousKept = generous.messages!.filter((message) => !isCompactionNote(message));
+    expect(generousKept).toHaveLength(6);
+    generousKept.forEach((message, index) => expect(message).toBe([messages[0], ...messages.slice(last - 4)][index]));
+    expect(charCounter(generousKept)).toBe(3 + 4 + 40);
+    expect(generous.keptCount).toBe(6);
   });
 });
 
@@ -100,14 +109,19 @@ describe("CompactionHook: the estimate", () => {
     const hook = new CompactionHook({ contextWindow: 100_000 });
     const none = await hook.overheadTokens();
     expect(none).toBe(0);
+    // Tool schemas are counted as the provider is sent them: the OpenAI definitions as JSON, read as one
+    // system message by the approximate rule (3 + 1 token per 4 characters).
+    const asSent = (definitions: unknown[]) => 3 + Math.ceil(JSON.stringify(definitions).length / 4);
     const oneTool = await hook.overheadTokens({ tools: [lookup] });
-    expect(oneTool).toBeGreaterThan(20);
+    expect(oneTool).toBe(asSent([convertToOpenAITool(lookup)]));
     const withPrompt = await hook.overheadTokens({ tools: [lookup], systemMessage: "Be brief. ".repeat(40) });
     expect(withPrompt - oneTool).toBe(approximateTokenCounter([new SystemMessage("Be brief. ".repeat(40))]));
     const asMessage = await hook.overheadTokens({ tools: [lookup], systemMessage: new SystemMessage("Be brief. ".repeat(40)), extraTokens: 7 });
     expect(asMessage).toBe(withPrompt + 7);
-    const twoTools = await hook.overheadTokens({ tools: [lookup, { type: "function", function: { name: "other", description: "d".repeat(200), parameters: {} } }] });
-    expect(twoTools).toBeGreaterThan(oneTool + 40);
+    const other = { type: "function", function: { name: "other", description: "d".repeat(200), parameters: {} } };
+    const twoTools = await hook.overheadTokens({ tools: [lookup, other] });
+    expect(twoTools).toBe(asSent([convertToOpenAITool(lookup), other]));
+    expect(twoTools).toBeGreaterThan(oneTool + 200 / 4);
 
     // Without usage, the local estimate includes the overhead and so can fire on tools alone.
     const small = new CompactionHook({ contextWindow: oneTool + 2, compactAt: 1, compactTo: 0.5 });
@@ -291,9 +305,8 @@ describe("CompactionHook: hysteresis", () => {
   });
 
   it("holds for random tool-result sizes and turn lengths (property)", async () => {
-    const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
-    console.log(`fast-check seed ${seed}`);
-    await fc.assert(
+    console.log(`fast-check seeds: ${describeSeeds(25)}`);
+    await assertOnSeedsAsync(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 20, max: 900 }), { minLength: 40, maxLength: 40 }),
         fc.integer({ min: 1, max: 10 }),
@@ -308,7 +321,7 @@ describe("CompactionHook: hysteresis", () => {
           });
         },
       ),
-      { seed, numRuns: 25 },
+      25,
     );
   });
 });

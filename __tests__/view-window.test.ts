@@ -32,6 +32,7 @@ describe("the remembered cut of view mode", () => {
     const again = await advanceCompactionView(hook, messages, first.view);
     expect(again.report).toBeNull();
     expect(again.view).toBe(first.view);
+    expect(again.messages).toHaveLength(first.messages.length);
     again.messages.forEach((message, index) => expect(message).toBe(first.messages[index]));
   });
 

@@ -59,13 +59,20 @@ describe("compactMessages as a function", () => {
 
   it("uses minKeepSteps, omissionNote and tokenCounter", async () => {
     const messages = history(6);
+    // Target 50: the system prompt (12 tokens) and the question (11) fit, the newest old turn (over 60) does not,
+    // and there are no steps after the question: only the two protected messages stay.
+    const protectedOnly = [messages[0], messages[messages.length - 1]];
     const silent = await compactMessages(messages, { targetTokens: 50, omissionNote: null });
-    expect(silent.some((message) => isCompactionNote(message))).toBe(false);
-    expect(silent.length).toBeLessThan(messages.length);
+    expect(silent).toHaveLength(2);
+    silent.forEach((message, index) => expect(message).toBe(protectedOnly[index]));
 
     const noted = await compactMessages(messages, { targetTokens: 50, omissionNote: "dropped {num_removed}" });
-    const note = noted.find((message) => isCompactionNote(message))!;
-    expect(note.content).toBe(`dropped ${messages.length - (noted.length - 1)}`);
+    expect(noted).toHaveLength(3);
+    expect(noted[0]).toBe(messages[0]);
+    expect(isCompactionNote(noted[1]!)).toBe(true);
+    expect(noted[2]).toBe(messages[messages.length - 1]);
+    // Six old turns of four messages each went.
+    expect(noted[1]!.content).toBe(`dropped ${6 * 4}`);
 
     // A counter that makes everything tiny: nothing needs to go.
     let counted = 0;
@@ -74,7 +81,8 @@ describe("compactMessages as a function", () => {
       return batch.length;
     };
     expect(await compactMessages(messages, { targetTokens: 1_000, tokenCounter: tiny })).toBe(messages);
-    expect(counted).toBeGreaterThan(0);
+    // Deciding that the list fits reads every message, and each once: the counter is the one given, not the default.
+    expect(counted).toBe(messages.length);
   });
 
   it("uses a given compactor", async () => {
