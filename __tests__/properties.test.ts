@@ -5,8 +5,9 @@
  * templates, caches and counters (mostly the approximate one; tiktoken, an
  * async counter and a model-like counter in a smaller share).
  *
- * Replay a failure with `FC_SEED=<printed seed>`; fast-check also prints the
- * shrunk plan and its path.
+ * Each property runs on the clock seed and on the fixed seeds of
+ * `support/seeds.ts`, sharing the budget. Replay a failure with
+ * `FC_SEED=<printed seed>`; fast-check also prints the shrunk plan and its path.
  */
 import { convertPromptToAnthropic } from "@langchain/anthropic";
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
@@ -18,6 +19,7 @@ import { SlidingWindowCompactor } from "../src/compactors/sliding-window";
 import type { CompactionReport } from "../src/compactors/report";
 import { layoutConversation } from "../src/messages/layout";
 import { assertProviderValid, conversationArbitrary, snapshotMessages } from "./support/conversations";
+import { assertOnSeedsAsync, casesIn, describeSeeds } from "./support/seeds";
 import {
   buildWellFormedConversation,
   compactorOptions,
@@ -33,21 +35,22 @@ import {
 } from "./support/messy";
 import type { CompactorPlan, CounterName, MessyPlan, TargetPlan } from "./support/messy";
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
-const numRuns = Number(process.env.FC_RUNS ?? 1000);
-console.log(`fast-check seed ${seed}, ${numRuns} runs per property (FC_SEED / FC_RUNS override)`);
+const budget = Number(process.env.FC_RUNS ?? 1000);
+/** Cases each property runs, over all its seeds. */
+const numRuns = casesIn(budget);
+console.log(`fast-check seeds per property: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 const casesRun: Record<string, number> = {};
 afterAll(() => console.log(`cases run per property: ${JSON.stringify(casesRun)}`));
 
 async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>): Promise<void> {
   casesRun[name] = 0;
-  await fc.assert(
+  await assertOnSeedsAsync(
     fc.asyncProperty(arbitrary, async (value) => {
       casesRun[name]! += 1;
       await predicate(value);
     }),
-    { seed, numRuns },
+    budget,
   );
 }
 
@@ -363,55 +366,125 @@ describe("compactor properties on messy conversations", () => {
     });
   });
 
-  test("7. if the input fits the target, the result is null", async () => {
-    await check("7-fits-means-null", casePlan, async (plan) => {
+  test("7. the result is null exactly when the input fits, or when rule 5 would remove nothing but earlier notes", async () => {
+    const seen = { fits: 0, compacted: 0, nullOverTarget: 0, onlyNotes: 0, nothingRemovable: 0 };
+    // A third of the cases aim the target between the real messages' tokens and the whole list's, where only the
+    // earlier notes keep the list from fitting (rule 6); the generator alone almost never lands there.
+    const shaped = fc.tuple(casePlan, fc.option(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { freq: 2 }));
+    await check("7-null-exactly-when", shaped, async ([plan, between]) => {
       const c = await setUp(plan);
+      const real = c.messages.reduce((sum, message, i) => (isOurNote(message) ? sum : sum + c.counts[i]!), 0);
+      if (between !== null && real < c.total) c.target = real + Math.floor(between * (c.total - real));
       const report = await c.compactor.compactWithReport(c.messages, c.target, c.counter);
       expect(report.tokensBefore).toBe(c.total);
+      // Rule 1: a list that fits is left alone.
       if (c.total <= c.target) {
+        seen.fits += 1;
         expect(report.messages).toBeNull();
         expect(await c.compactor.compact(c.messages, c.target, c.counter)).toBeNull();
       }
       if (report.messages !== null) {
+        seen.compacted += 1;
         // A compaction only happens for a list that does not fit, and its report adds up.
         expect(c.total).toBeGreaterThan(c.target);
         const kept = await countEach(c.counter, keptOf(report));
         const note = report.note === null ? 0 : (await countEach(c.counter, [report.note]))[0]!;
         expect(report.tokensAfter).toBe(kept.reduce((a, b) => a + b, 0) + note);
       } else expect(report.tokensAfter).toBe(c.total);
+      if (c.total <= c.target) return;
+      // The converse, for a list that does not fit: null exactly when rule 6 or rule 8 says so.
+      const reason = nothingToRemove(c);
+      if (report.messages === null) {
+        seen.nullOverTarget += 1;
+        if (reason === null) fail(`null for a list of ${c.total} tokens over its target ${c.target}, with real messages rule 5 would remove`, c.messages);
+        seen[reason] += 1;
+      } else if (reason !== null) {
+        fail(`compacted although ${reason === "onlyNotes" ? "only earlier notes" : "nothing"} could be removed (rule ${reason === "onlyNotes" ? 6 : 8})`, c.messages);
+      }
     });
+    console.log(`property 7: ${JSON.stringify(seen)}`);
+    // Every branch of the equivalence must be reached, or it proves little.
+    expect(seen.fits).toBeGreaterThan(numRuns / 20);
+    expect(seen.compacted).toBeGreaterThan(numRuns / 4);
+    expect(seen.nothingRemovable).toBeGreaterThan(0);
+    expect(seen.onlyNotes).toBeGreaterThan(0);
   });
 
-  test("8. when the protected messages and the newest minKeepSteps steps fit, the kept messages fit", async () => {
-    let premiseHeld = 0;
-    let compacted = 0;
+  test("8. the newest minKeepSteps steps are kept; when they and the protected messages fit, the kept messages fit", async () => {
+    const seen = { premiseHeld: 0, compactedUnderPremise: 0, stepsKeptChecked: 0 };
     // Half the cases aim the target between the protected minimum and the whole list, where the premise holds.
     const shaped = fc.tuple(casePlan, fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { freq: 2 }));
     await check("8-kept-fit", shaped, async ([plan, between]) => {
       const c = await setUp(plan);
-      const layout = layoutConversation(c.messages);
-      const end = systemBlockEnd(c.messages);
-      const task = latestRealHuman(c.messages, end);
-      expect(layout.systemEnd).toBe(end);
-      expect(layout.anchor).toBe(task);
+      const { end, task, newestSteps } = readProtected(c);
       const tokensAt = (i: number) => c.counts[i]!;
       let needed = 0;
       for (let i = 0; i < end; i += 1) needed += tokensAt(i);
       if (task >= 0) needed += tokensAt(task);
-      const newest = layout.steps.slice(layout.steps.length - Math.min(c.minKeepSteps, layout.steps.length));
-      for (const step of newest) for (const i of step.members) needed += tokensAt(i);
+      for (const step of newestSteps) for (const i of step) needed += tokensAt(i);
       if (between !== null) c.target = needed + Math.floor(between * Math.max(c.total - needed, 0));
-      if (needed > c.target) return;
-      premiseHeld += 1;
+      const premise = needed <= c.target;
+      if (premise) seen.premiseHeld += 1;
       const report = await c.compactor.compactWithReport(c.messages, c.target, c.counter);
       if (report.messages === null) return;
-      compacted += 1;
+      // Lower bound (rules 5 and 8): whatever the target, the newest minKeepSteps steps of the task stay whole.
+      const result = new Set(report.messages);
+      if (newestSteps.length > 0) seen.stepsKeptChecked += 1;
+      for (const step of newestSteps) {
+        for (const i of step) if (!result.has(c.messages[i]!)) fail(`message ${i} of one of the newest ${c.minKeepSteps} steps was removed`, c.messages);
+      }
+      // Upper bound: when they and the protected messages fit, everything kept fits.
+      if (!premise) return;
+      seen.compactedUnderPremise += 1;
       const kept = (await countEach(c.counter, keptOf(report))).reduce((a, b) => a + b, 0);
       if (kept > c.target) fail(`kept ${kept} tokens for a target of ${c.target} (protected + minKeepSteps: ${needed})`, c.messages);
     });
-    console.log(`property 8: premise held in ${premiseHeld} cases, ${compacted} of them compacted`);
+    console.log(`property 8: ${JSON.stringify(seen)}`);
+    // The generator must make both bounds bite in a good share of the cases, or the property is vacuous.
+    expect(seen.premiseHeld).toBeGreaterThan(numRuns / 3);
+    expect(seen.compactedUnderPremise).toBeGreaterThan(numRuns / 5);
+    expect(seen.stepsKeptChecked).toBeGreaterThan(numRuns / 10);
   });
 });
+
+/** The protected positions, read independently, and the members of the newest `minKeepSteps` steps. */
+function readProtected(c: Case): { end: number; task: number; newestSteps: number[][] } {
+  const layout = layoutConversation(c.messages);
+  const end = systemBlockEnd(c.messages);
+  const task = latestRealHuman(c.messages, end);
+  // The steps come from the library's layout; its protected positions must agree with the reading here.
+  expect(layout.systemEnd).toBe(end);
+  expect(layout.anchor).toBe(task);
+  const newest = layout.steps.slice(layout.steps.length - Math.min(c.minKeepSteps, layout.steps.length));
+  return { end, task, newestSteps: newest.map((step) => step.members) };
+}
+
+/**
+ * Why a list over its target must not be compacted, or null when rule 5 would
+ * remove a real message. Rule 8: every unprotected real message (not an
+ * earlier note) is in the newest `minKeepSteps` steps, which stay whatever
+ * their size. Rule 6: the real messages fit the target (only notes push the
+ * list over it) and none is loose (rule 3: loose messages go whenever
+ * compaction runs), so rule 5 keeps every group and would remove notes only.
+ */
+function nothingToRemove(c: Case): "onlyNotes" | "nothingRemovable" | null {
+  const { end, task, newestSteps } = readProtected(c);
+  const inKeptSteps = new Set(newestSteps.flat());
+  const layout = layoutConversation(c.messages);
+  const loose = new Set(layout.loose);
+  let realTokens = 0;
+  let removable = 0;
+  let looseReal = 0;
+  c.messages.forEach((message, i) => {
+    if (isOurNote(message)) return;
+    realTokens += c.counts[i]!;
+    if (i < end || i === task) return;
+    if (!inKeptSteps.has(i)) removable += 1;
+    if (loose.has(i)) looseReal += 1;
+  });
+  if (removable === 0) return "nothingRemovable";
+  return looseReal === 0 && realTokens <= c.target ? "onlyNotes" : null;
+}
 
 // ---------------------------------------------------------------------------
 // Properties 10 and 11: message shapes (issue 9 §3)
