@@ -30,15 +30,25 @@ async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAg
   return { model: scripted, scripted };
 }
 
-async function main(): Promise<void> {
+/** The budget of the stored history: compact at 600 tokens, down to 300. */
+export const BUDGET = { contextWindow: 1_000, compactAt: 0.6, compactTo: 0.3 } as const;
+/** The questions the example asks, in order. */
+export const QUESTIONS = Array.from({ length: 14 }, (_, index) => `Question ${index}: will it rain in the hills this weekend?`);
+
+/** What the example leaves behind: the store's messages, what the archive received, what the model was sent. */
+export interface HistoryExampleResult {
+  stored: BaseMessage[];
+  archive: BaseMessage[];
+  scripted: ScriptedAgentModel | null;
+}
+
+export async function main(): Promise<HistoryExampleResult> {
   const { model, scripted } = await chatModel();
   const store = new InMemoryChatMessageHistory();
   const archive: BaseMessage[] = [];
   const history = new CompactingChatMessageHistory({
     history: store,
-    contextWindow: 1_000,
-    compactAt: 0.6,
-    compactTo: 0.3,
+    ...BUDGET,
     mode: "commit",
     onEvict: (removed) => void archive.push(...removed),
   });
@@ -51,10 +61,8 @@ async function main(): Promise<void> {
     historyMessagesKey: "history",
   });
 
-  const questions = 14;
-  for (let index = 0; index < questions; index += 1) {
-    await chain.invoke({ input: `Question ${index}: will it rain in the hills this weekend?` }, { configurable: { sessionId: "example" } });
-  }
+  for (const question of QUESTIONS) await chain.invoke({ input: question }, { configurable: { sessionId: "example" } });
+  const questions = QUESTIONS.length;
 
   const stored = await store.getMessages();
   const note = stored.find(isCompactionNote);
@@ -64,11 +72,14 @@ async function main(): Promise<void> {
   console.log(`nothing lost: ${stored.filter((m) => !isCompactionNote(m)).length + archive.length === questions * 2}`);
   if (scripted !== null) {
     const largest = Math.max(...scripted.calls.map((call) => approximateTokenCounter(call.messages)));
-    console.log(`largest prompt sent to the model: ${largest} tokens (history trigger ${1_000 * 0.6}, plus the system prompt and the new question)`);
+    console.log(`largest prompt sent to the model: ${largest} tokens (history trigger ${BUDGET.contextWindow * BUDGET.compactAt}, plus the system prompt and the new question)`);
   }
+  return { stored, archive, scripted };
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -25,9 +25,11 @@ const lookup = tool(async ({ topic }: { topic: string }) => `Records on ${topic}
   description: "Looks a topic up in the archive.",
   schema: { type: "object", properties: { topic: { type: "string", description: "The topic" } }, required: ["topic"] },
 });
-const tools = [lookup];
-const PROMPT = "You are an archivist. Look topics up, then answer in one sentence.";
-const topics = ["the harbour", "the mill", "the fire of 1890", "the school", "the railway", "the bridge", "the market", "the church", "the flood", "the brewery"];
+export const tools = [lookup];
+export const PROMPT = "You are an archivist. Look topics up, then answer in one sentence.";
+/** A small window, so that ten questions need compaction. */
+export const WINDOW = { contextWindow: 2_000, compactAt: 0.7, compactTo: 0.4 } as const;
+export const topics = ["the harbour", "the mill", "the fire of 1890", "the school", "the railway", "the bridge", "the market", "the church", "the flood", "the brewery"];
 
 async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedChatModel | null }> {
   if (process.env.OPENAI_API_KEY) {
@@ -49,15 +51,23 @@ async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedCh
   return { model: scripted, scripted };
 }
 
-async function run(mode: "view" | "commit"): Promise<void> {
+/** One mode's run: the checkpointed state at the end, and what the scripted model was sent (null for a real model). */
+export interface LangGraphRun {
+  mode: "view" | "commit";
+  messages: BaseMessage[];
+  view: CompactionView | null;
+  scripted: ScriptedChatModel | null;
+}
+
+async function run(mode: "view" | "commit"): Promise<LangGraphRun> {
   const { model, scripted } = await chatModel();
   const agent = createReactAgent({
     llm: model,
     tools,
     prompt: PROMPT,
     stateSchema: CompactionAnnotation,
-    // A small window so that ten questions need compaction; tools and prompt are counted as overhead.
-    preModelHook: createCompactionNode({ contextWindow: 2_000, compactAt: 0.7, compactTo: 0.4, mode, tools, systemMessage: PROMPT }),
+    // Tools and prompt are counted as overhead.
+    preModelHook: createCompactionNode({ ...WINDOW, mode, tools, systemMessage: PROMPT }),
     checkpointer: new MemorySaver(),
   });
   const config = { configurable: { thread_id: `archive-${mode}` } };
@@ -69,7 +79,8 @@ async function run(mode: "view" | "commit"): Promise<void> {
   console.log(`${mode}: the checkpointed state holds ${state.messages.length} messages`);
   if (mode === "view") {
     const view = state[COMPACTION_VIEW_KEY];
-    console.log(`  remembered cut: ${view?.hiddenIds.length ?? 0} messages hidden from the model; note: ${view?.note?.text ?? "none"}`);
+    const note = view?.added?.map((addition) => addition.message).find((message) => isCompactionNote(message));
+    console.log(`  remembered cut: ${view?.hiddenIds.length ?? 0} messages hidden from the model; note: ${note?.text ?? "none"}`);
   } else {
     const note = state.messages.find((message) => isCompactionNote(message));
     console.log(`  note in state: ${note?.text ?? "none"}`);
@@ -82,18 +93,23 @@ async function run(mode: "view" | "commit"): Promise<void> {
       if (call > 0 && !keepsPrefix) compactions += 1;
     });
     const sizes = scripted.requests.map((request) => scripted.bindTools(tools).inputTokens(request)!);
-    console.log(`  ${scripted.requests.length} model calls, largest request ${Math.max(...sizes)} tokens (trigger 1400); the prefix moved ${compactions} times`);
+    const trigger = WINDOW.contextWindow * WINDOW.compactAt;
+    console.log(`  ${scripted.requests.length} model calls, largest request ${Math.max(...sizes)} tokens (trigger ${trigger}); the prefix moved ${compactions} times`);
     const last = scripted.requests.at(-1)!;
     console.log(`  last request: ${last.length} messages (${last.map((message) => (isCompactionNote(message) ? "note" : message.type)).join(", ")})`);
   }
+  return { mode, messages: state.messages, view: state[COMPACTION_VIEW_KEY] ?? null, scripted };
 }
 
-async function main(): Promise<void> {
-  await run("view");
-  await run("commit");
+export async function main(): Promise<{ view: LangGraphRun; commit: LangGraphRun }> {
+  const view = await run("view");
+  const commit = await run("commit");
+  return { view, commit };
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -18,7 +18,7 @@ import { ScriptedChatModel } from "./support/scripted-chat-model";
 import type * as OpenAI from "@langchain/openai";
 
 /** A long chat about travel plans: 30 exchanges, then a new question. */
-function chatHistory(): BaseMessage[] {
+export function chatHistory(): BaseMessage[] {
   const messages: BaseMessage[] = [];
   for (let turn = 0; turn < 30; turn += 1) {
     messages.push(new HumanMessage(`Day ${turn + 1} of the trip: where should we go, and what should we eat there?`));
@@ -48,7 +48,26 @@ async function summarize(label: string, sent: BaseMessage[] | undefined, counter
   if (note) console.log(`  note: ${note.text}`);
 }
 
-async function main(): Promise<void> {
+/** The token targets of the three forms, and the second one's note. */
+export const PIPE_TARGET = 600;
+export const PROMPT_TARGET = 400;
+export const FUNCTION_TARGET = 200;
+export const PROMPT_NOTE = "[{num_removed} older messages of this chat are not shown.]";
+
+/** What the example did, for a reader (or a test) to look at: the lists themselves, not a description of them. */
+export interface LcelExampleResult {
+  history: BaseMessage[];
+  /** What the model was sent by each chain; null when a real model ran (nothing recorded). */
+  piped: BaseMessage[] | null;
+  prompted: BaseMessage[] | null;
+  /** The child runs of the piped chain's trace, by name. */
+  traced: string[];
+  /** The function form at FUNCTION_TARGET, and its result for a target the history fits. */
+  compacted: BaseMessage[];
+  unchanged: BaseMessage[];
+}
+
+export async function main(): Promise<LcelExampleResult> {
   const history = chatHistory();
   const counter = tiktokenCounter("o200k_base");
   console.log(`history: ${history.length} messages, ${await counter(history)} tokens`);
@@ -56,7 +75,7 @@ async function main(): Promise<void> {
   // 1. Piped straight into the model, traced under the run name "compactMessages".
   const first = await model();
   const collector = new RunCollectorCallbackHandler();
-  const chain = compactMessages({ targetTokens: 600, tokenCounter: counter }).pipe(first.model);
+  const chain = compactMessages({ targetTokens: PIPE_TARGET, tokenCounter: counter }).pipe(first.model);
   const reply = await chain.invoke(history, { callbacks: [collector] });
   await summarize("pipe", first.scripted?.requests[0], counter);
   const traced = collector.tracedRuns[0]?.child_runs?.map((run) => run.name) ?? [];
@@ -71,7 +90,7 @@ async function main(): Promise<void> {
   ]);
   const withPrompt = RunnablePassthrough.assign({
     history: RunnableLambda.from((input: { history: BaseMessage[] }) => input.history).pipe(
-      compactMessages({ targetTokens: 400, tokenCounter: counter, omissionNote: "[{num_removed} older messages of this chat are not shown.]" }),
+      compactMessages({ targetTokens: PROMPT_TARGET, tokenCounter: counter, omissionNote: PROMPT_NOTE }),
     ),
   })
     .pipe(prompt)
@@ -81,11 +100,22 @@ async function main(): Promise<void> {
   console.log(`  reply: ${answer.text}`);
 
   // 3. The function form, for code that is not a chain.
-  const compacted = await compactMessages(history, { targetTokens: 200, tokenCounter: counter });
-  console.log(`function: ${history.length} -> ${compacted.length} messages; unchanged input returns itself: ${(await compactMessages(history, { targetTokens: 1e6 })) === history}`);
+  const compacted = await compactMessages(history, { targetTokens: FUNCTION_TARGET, tokenCounter: counter });
+  const unchanged = await compactMessages(history, { targetTokens: 1e6 });
+  console.log(`function: ${history.length} -> ${compacted.length} messages; unchanged input returns itself: ${unchanged === history}`);
+  return {
+    history,
+    piped: first.scripted?.requests[0] ?? null,
+    prompted: second.scripted?.requests[0] ?? null,
+    traced,
+    compacted,
+    unchanged,
+  };
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -25,7 +25,9 @@ const weather = tool(async ({ city }: { city: string }) => `${city}: ${"sunny, 2
   schema: z.object({ city: z.string().describe("The city") }),
 });
 
-const cities = ["Lisbon", "Oslo", "Quito", "Hanoi", "Accra", "Perth", "Lima", "Riga", "Dakar", "Kyoto", "Cusco", "Turin"];
+/** A small window, so that a dozen questions need compaction. */
+export const WINDOW = { contextWindow: 3_000, compactAt: 0.7, compactTo: 0.4 } as const;
+export const cities = ["Lisbon", "Oslo", "Quito", "Hanoi", "Accra", "Perth", "Lima", "Riga", "Dakar", "Kyoto", "Cusco", "Turin"];
 
 async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
   if (process.env.OPENAI_API_KEY) {
@@ -46,14 +48,20 @@ async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAg
   return { model: scripted, scripted };
 }
 
-async function run(mode: "view" | "commit"): Promise<void> {
+/** One mode's run: the checkpointed messages at the end, and what the scripted model was sent (null for a real model). */
+export interface MiddlewareRun {
+  mode: "view" | "commit";
+  messages: BaseMessage[];
+  scripted: ScriptedAgentModel | null;
+}
+
+async function run(mode: "view" | "commit"): Promise<MiddlewareRun> {
   const { model, scripted } = await chatModel();
   const agent = createAgent({
     model,
     tools: [weather],
     systemPrompt: "You are a weather assistant. Use the weather tool, then answer in one sentence.",
-    // A small window so that a dozen questions need compaction.
-    middleware: [compactionMiddleware({ contextWindow: 3_000, compactAt: 0.7, compactTo: 0.4, mode })],
+    middleware: [compactionMiddleware({ ...WINDOW, mode })],
     checkpointer: new MemorySaver(),
   });
   const config = { configurable: { thread_id: `example-${mode}` } };
@@ -66,17 +74,21 @@ async function run(mode: "view" | "commit"): Promise<void> {
   if (scripted !== null) {
     const sizes = scripted.calls.map((call) => scripted.requestTokens(call)!);
     const withNote = scripted.calls.filter((call) => call.messages.some(isCompactionNote)).length;
-    console.log(`  model calls: ${scripted.calls.length}, largest request ${Math.max(...sizes)} tokens (trigger ${3_000 * 0.7}), ${withNote} requests carried a note`);
+    console.log(`  model calls: ${scripted.calls.length}, largest request ${Math.max(...sizes)} tokens (trigger ${WINDOW.contextWindow * WINDOW.compactAt}), ${withNote} requests carried a note`);
     console.log(`  last request: ${scripted.calls.at(-1)!.messages.length} messages`);
   }
+  return { mode, messages: state.messages, scripted };
 }
 
-async function main(): Promise<void> {
-  await run("view");
-  await run("commit");
+export async function main(): Promise<{ view: MiddlewareRun; commit: MiddlewareRun }> {
+  const view = await run("view");
+  const commit = await run("commit");
+  return { view, commit };
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
