@@ -8,27 +8,12 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { compactionNoteMetadata, isCompactionNote, tiktokenCounter } from "../src";
 import { chatHistory, FUNCTION_TARGET, main as lcelMain, PIPE_TARGET, PROMPT_NOTE, PROMPT_TARGET } from "../examples/lcel";
 import { main as langgraphMain, PROMPT, tools, topics, WINDOW } from "../examples/langgraph";
-import { runExample } from "./support/run-example";
+import { importExamplesOffline, testRunsStandalone } from "./support/run-example";
 
 const DEFAULT_NOTE = "[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]";
 
-beforeAll(() => {
-  // The examples use ChatOpenAI when a key is set; these tests read the scripted model's records.
-  delete process.env.OPENAI_API_KEY;
-  // What they print is for a reader; the tests read their objects.
-  jest.spyOn(console, "log").mockImplementation(() => undefined);
-});
-
-afterAll(() => jest.restoreAllMocks());
-
-test("both examples run standalone with npx tsx and exit 0", async () => {
-  const runs = await Promise.all([runExample("lcel.ts"), runExample("langgraph.ts")]);
-  for (const run of runs) {
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    expect(run.stdout).not.toBe("");
-  }
-}, 120_000);
+importExamplesOffline();
+testRunsStandalone(["lcel.ts", "langgraph.ts"]);
 
 /** A message by what a provider reads of it, for lists that pass through a prompt (which may copy messages). */
 const shape = (message: BaseMessage) => `${message.type}: ${message.text}`;

@@ -7,25 +7,10 @@
 import { approximateTokenCounter, compactionNoteMetadata, isCompactionNote } from "../src";
 import { BUDGET, main as historyMain, QUESTIONS } from "../examples/history";
 import { cities, main as middlewareMain, WINDOW } from "../examples/middleware";
-import { runExample } from "./support/run-example";
+import { importExamplesOffline, testRunsStandalone } from "./support/run-example";
 
-beforeAll(() => {
-  // The examples use ChatOpenAI when a key is set; these tests read the scripted model's records.
-  delete process.env.OPENAI_API_KEY;
-  // What they print is for a reader; the tests read their objects.
-  jest.spyOn(console, "log").mockImplementation(() => undefined);
-});
-
-afterAll(() => jest.restoreAllMocks());
-
-test("both examples run standalone with npx tsx and exit 0", async () => {
-  const runs = await Promise.all([runExample("middleware.ts"), runExample("history.ts")]);
-  for (const run of runs) {
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    expect(run.stdout).not.toBe("");
-  }
-}, 120_000);
+importExamplesOffline();
+testRunsStandalone(["middleware.ts", "history.ts"]);
 
 test("examples/middleware.ts: view keeps the state whole, commit keeps a note and the newest questions, requests stay under the trigger", async () => {
   const { view, commit } = await middlewareMain();

@@ -16,6 +16,7 @@ import { RunnableWithMessageHistory } from "@langchain/core/runnables";
 import { approximateTokenCounter, CompactingChatMessageHistory, compactionNoteMetadata, isCompactionNote } from "../src";
 import { ScriptedAgentModel } from "./support/scripted-agent-model";
 import type * as OpenAI from "@langchain/openai";
+import { runIfMain } from "./support/run-if-main";
 
 async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
   if (process.env.OPENAI_API_KEY) {
@@ -77,9 +78,4 @@ export async function main(): Promise<HistoryExampleResult> {
   return { stored, archive, scripted };
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(module, main);

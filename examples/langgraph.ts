@@ -19,6 +19,7 @@ import { CompactionAnnotation, createCompactionNode, COMPACTION_VIEW_KEY } from 
 import type { CompactionView } from "../src/integrations/langgraph";
 import { ScriptedChatModel } from "./support/scripted-chat-model";
 import type * as OpenAI from "@langchain/openai";
+import { runIfMain } from "./support/run-if-main";
 
 const lookup = tool(async ({ topic }: { topic: string }) => `Records on ${topic}: ${"a dated entry with names and places; ".repeat(15)}`, {
   name: "lookup",
@@ -107,9 +108,4 @@ export async function main(): Promise<{ view: LangGraphRun; commit: LangGraphRun
   return { view, commit };
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(module, main);

@@ -16,6 +16,7 @@ import { compactMessages, isCompactionNote, tiktokenCounter } from "../src";
 import type { TokenCounter } from "../src";
 import { ScriptedChatModel } from "./support/scripted-chat-model";
 import type * as OpenAI from "@langchain/openai";
+import { runIfMain } from "./support/run-if-main";
 
 /** A long chat about travel plans: 30 exchanges, then a new question. */
 export function chatHistory(): BaseMessage[] {
@@ -113,9 +114,4 @@ export async function main(): Promise<LcelExampleResult> {
   };
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(module, main);

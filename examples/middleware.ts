@@ -18,6 +18,7 @@ import { approximateTokenCounter, isCompactionNote } from "../src";
 import { compactionMiddleware } from "../src/integrations/middleware";
 import { ScriptedAgentModel } from "./support/scripted-agent-model";
 import type * as OpenAI from "@langchain/openai";
+import { runIfMain } from "./support/run-if-main";
 
 const weather = tool(async ({ city }: { city: string }) => `${city}: ${"sunny, 24 degrees, light wind from the west; ".repeat(14)}`, {
   name: "weather",
@@ -86,9 +87,4 @@ export async function main(): Promise<{ view: MiddlewareRun; commit: MiddlewareR
   return { view, commit };
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runIfMain(module, main);

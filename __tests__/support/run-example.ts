@@ -23,3 +23,28 @@ export function runExample(file: string): Promise<ExampleRun> {
     });
   });
 }
+
+/**
+ * For a test file that imports examples to read what their `main` returns:
+ * no OPENAI_API_KEY (the examples then use their scripted models, whose
+ * records the tests read), and their printing silenced (it is for a reader).
+ */
+export function importExamplesOffline(): void {
+  beforeAll(() => {
+    delete process.env.OPENAI_API_KEY;
+    jest.spyOn(console, "log").mockImplementation(() => undefined);
+  });
+  afterAll(() => jest.restoreAllMocks());
+}
+
+/** A test that runs each of `files` standalone, in parallel, and expects exit code 0, output, and nothing on stderr. */
+export function testRunsStandalone(files: string[]): void {
+  test(`${files.join(" and ")} run standalone with npx tsx and exit 0`, async () => {
+    const runs = await Promise.all(files.map((file) => runExample(file)));
+    for (const run of runs) {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).not.toBe("");
+    }
+  }, 120_000);
+}
