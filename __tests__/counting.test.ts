@@ -267,6 +267,9 @@ describe("tiktokenCounter on long runs of one or two characters", () => {
       fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
     );
     assertOnSeeds(
-      fc.property(fc.oneof(char, fc.tuple(char, char).map(([a, b]) => a + b)), (unit) => checkRun(unit)), 25);
-  });
+      fc.property(fc.oneof(char, fc.tuple(char, char).map(([a, b]) => a + b)), (unit) => checkRun(unit)),
+      25,
+    );
+    // 25 runs of 200,000 characters, each up to three timed attempts: 57 s measured on a loaded machine.
+  }, 120_000);
 });

@@ -223,12 +223,13 @@ describe("every ```ts block of README.md runs as it stands, in a TypeScript ES-m
     if (block.includes("@langchain/redis") && !(await requireServer("Redis", REDIS_URL))) return;
     const cwd = join(consumer, "ts-nodenext");
     await timed(`tsx ${file}`, () => sh(join(consumer, "node_modules", ".bin", "tsx"), [file], cwd, 120_000));
-  });
+  }, 120_000);
 });
 
 describe("TypeScript apps type-check every entry point and every README block (strict)", () => {
   it.each(["ts-nodenext", "ts-bundler"])("%s: tsc --noEmit", async (dir) => {
     const cwd = join(consumer, dir);
     await timed(`tsc ${dir}`, () => sh(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"], cwd));
-  });
+    // tsc over every entry point and README block: 22 s measured here on a loaded machine, up to 90 s reported.
+  }, 120_000);
 });

@@ -230,7 +230,7 @@ describe("commit mode under checkpointer faults", () => {
     expect(atCompaction).toBe(compactionCalls.length * 2);
     // Under "sync" the fault stops the run: the retry really resumes from the checkpointer.
     if (durability === "sync") expect(unfinished).toBeGreaterThan(faults / 2);
-  });
+  }, 120_000); // every fault point of a whole run, per saver: 53 s measured on a loaded 2-core machine
 
   it("the accounting catches a torn write (control: a saver that stores the removals but not the note)", async () => {
     const dry = await runWithFault(new MemorySaver(), Number.POSITIVE_INFINITY, false, "sync");
