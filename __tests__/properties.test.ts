@@ -369,9 +369,9 @@ describe("compactor properties on messy conversations", () => {
     });
   });
 
-  test("7. the result is null exactly when the input fits, or when rule 5 would remove nothing but earlier notes", async () => {
+  test("7. null exactly when the input fits (rule 1), when rule 5 would remove only earlier notes (rule 6), or when only the protected messages and the newest minKeepSteps steps are left to keep (rule 8)", async () => {
     const seen = { fits: 0, compacted: 0, nullOverTarget: 0, onlyNotes: 0, nothingRemovable: 0 };
-    // A third of the cases aim the target between the real messages' tokens and the whole list's, where only the
+    // Half the cases aim the target between the real messages' tokens and the whole list's, where only the
     // earlier notes keep the list from fitting (rule 6); the generator alone almost never lands there.
     const shaped = fc.tuple(casePlan, fc.option(fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), { freq: 2 }));
     await check("7-null-exactly-when", shaped, async ([plan, between]) => {
