@@ -30,10 +30,7 @@
  * cost per hazard: a 200,000-character run is counted in a few milliseconds.
  */
 
-/** Encodes text to token ids (js-tiktoken's `Tiktoken#encode`). */
-export interface Encoder {
-  encode(text: string): number[];
-}
+import type { ExactLength } from "./exact-length";
 
 export const HAZARD_RUN = 48;
 export const CHUNK = 128;
@@ -50,47 +47,47 @@ function cutAt(run: string, at: number): number {
   return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
 }
 
-function chunkedCount(encoder: Encoder, run: string): number {
+function chunkedCount(exact: ExactLength, run: string): number {
   let tokens = 0;
   for (let start = 0; start < run.length; ) {
     const end = cutAt(run, start + CHUNK);
-    tokens += encoder.encode(run.slice(start, end)).length;
+    tokens += exact(run.slice(start, end));
     start = end;
   }
   return tokens;
 }
 
-function sampledCount(encoder: Encoder, run: string): number {
+function sampledCount(exact: ExactLength, run: string): number {
   const stride = (run.length - CHUNK) / (SAMPLES - 1);
   let sampledTokens = 0;
   let sampledChars = 0;
   for (let i = 0; i < SAMPLES; i += 1) {
     const start = cutAt(run, Math.round(i * stride));
     const sample = run.slice(start, cutAt(run, start + CHUNK));
-    sampledTokens += encoder.encode(sample).length;
+    sampledTokens += exact(sample);
     sampledChars += sample.length;
   }
   return Math.max(1, Math.round((run.length * sampledTokens) / sampledChars));
 }
 
-function hazardCount(encoder: Encoder, run: string): number {
-  return run.length <= EXACT_HAZARD_LIMIT ? chunkedCount(encoder, run) : sampledCount(encoder, run);
+function hazardCount(exact: ExactLength, run: string): number {
+  return run.length <= EXACT_HAZARD_LIMIT ? chunkedCount(exact, run) : sampledCount(exact, run);
 }
 
-/** The number of tokens in `text`, exact unless it holds a hazard (see the module comment). */
-export function boundedTokenLength(encoder: Encoder, text: string): number {
-  if (text.length < HAZARD_RUN) return encoder.encode(text).length;
+/** The number of tokens in `text`, measured by `exact` unless it holds a hazard (see the module comment). */
+export function boundedTokenLength(exact: ExactLength, text: string): number {
+  if (text.length < HAZARD_RUN) return exact(text);
   HAZARD.lastIndex = 0;
   let match = HAZARD.exec(text);
-  if (match === null) return encoder.encode(text).length;
+  if (match === null) return exact(text);
   let tokens = 0;
   let cursor = 0;
   while (match !== null) {
-    if (match.index > cursor) tokens += encoder.encode(text.slice(cursor, match.index)).length;
-    tokens += hazardCount(encoder, match[0]);
+    if (match.index > cursor) tokens += exact(text.slice(cursor, match.index));
+    tokens += hazardCount(exact, match[0]);
     cursor = match.index + match[0].length;
     match = HAZARD.exec(text);
   }
-  if (cursor < text.length) tokens += encoder.encode(text.slice(cursor)).length;
+  if (cursor < text.length) tokens += exact(text.slice(cursor));
   return tokens;
 }

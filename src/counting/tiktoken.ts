@@ -3,6 +3,8 @@ import { Tiktoken } from "js-tiktoken/lite";
 import type { TiktokenBPE } from "js-tiktoken/lite";
 import { IMAGE_BLOCK_TOKENS } from "./approximate";
 import { boundedTokenLength } from "./bounded-encoding";
+import { exactTokenLength } from "./exact-length";
+import type { ExactLength } from "./exact-length";
 import { visitMessageText } from "./text";
 import type { TokenCounter } from "./types";
 
@@ -29,17 +31,33 @@ function loadRanks(encoding: TiktokenEncodingName): TiktokenBPE {
   return mod.default ?? mod;
 }
 
-const encoders = new Map<TiktokenEncodingName, Tiktoken>();
+interface LoadedEncoding {
+  encoder: Tiktoken;
+  exact: ExactLength;
+}
+
+const encodings = new Map<TiktokenEncodingName, LoadedEncoding>();
 const counters = new Map<TiktokenEncodingName, TokenCounter>();
+
+function loadedEncoding(encoding: TiktokenEncodingName): LoadedEncoding {
+  let loaded = encodings.get(encoding);
+  if (!loaded) {
+    const ranks = loadRanks(encoding);
+    const encoder = new Tiktoken(ranks);
+    loaded = { encoder, exact: exactTokenLength(encoder, ranks.pat_str) };
+    encodings.set(encoding, loaded);
+  }
+  return loaded;
+}
 
 /** The js-tiktoken encoder for `encoding`, loaded once from the ranks the package ships. */
 export function offlineEncoder(encoding: TiktokenEncodingName = "o200k_base"): Tiktoken {
-  let encoder = encoders.get(encoding);
-  if (!encoder) {
-    encoder = new Tiktoken(loadRanks(encoding));
-    encoders.set(encoding, encoder);
-  }
-  return encoder;
+  return loadedEncoding(encoding).encoder;
+}
+
+/** The exact token length of a text in `encoding` (special-token spellings are plain text, see `exact-length.ts`). */
+export function offlineTokenLength(encoding: TiktokenEncodingName = "o200k_base"): ExactLength {
+  return loadedEncoding(encoding).exact;
 }
 
 /**
@@ -58,13 +76,13 @@ export function tiktokenCounter(encoding: TiktokenEncodingName = "o200k_base"): 
   }
   const existing = counters.get(encoding);
   if (existing) return existing;
-  const encoder = offlineEncoder(encoding);
+  const exact = offlineTokenLength(encoding);
   const countMessage = (message: BaseMessage): number => {
     let tokens = TOKENS_PER_MESSAGE + ROLE_TOKENS;
     if (typeof message.name === "string" && message.name.length > 0) tokens += NAME_TOKENS;
     visitMessageText(message, {
       text(value) {
-        if (value.length > 0) tokens += boundedTokenLength(encoder, value);
+        if (value.length > 0) tokens += boundedTokenLength(exact, value);
       },
       image() {
         tokens += IMAGE_BLOCK_TOKENS;
