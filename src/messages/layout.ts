@@ -256,7 +256,7 @@ class LayoutEngine {
 
   /** Undoes stretches until the state describes a prefix of length at most `target`. */
   private rewind(target: number): void {
-    this.changed = { turn: true, step: true, notes: true, loose: true };
+    // Each undo action marks the lists it changes, so a list the undone stretches never touched is handed out as it was.
     while (this.n > target) {
       const epoch = this.epochs.pop();
       if (epoch === undefined || epoch.trail === null) {
@@ -620,7 +620,10 @@ class LayoutEngine {
 
   private pushList(list: number[], value: number): void {
     list.push(value);
-    if (this.logging) this.record(() => list.pop());
+    if (this.logging) this.record(() => {
+      list.pop();
+      this.changed.notes = true;
+    });
     this.changed.notes = true;
   }
 
@@ -639,6 +642,7 @@ class LayoutEngine {
       this.parent.pop();
       this.comps.pop();
       if (list !== null) list.pop();
+      this.touch(kind);
     });
     return unit;
   }
