@@ -164,6 +164,8 @@ export class ToolResultPruningCompactor implements Compactor {
 
     const pinned = pinnedMessages(messages, this.protect);
     let names: Map<string, string> | undefined;
+    // One placeholder per tool name, rendered once.
+    const placeholders = new Map<string, string>();
     const output = [...messages];
     const rewritten: RewrittenMessage[] = [];
     let tokens = tokensBefore;
@@ -175,7 +177,12 @@ export class ToolResultPruningCompactor implements Compactor {
       if (originalTokens <= this.minTokens) continue;
       let toolName = typeof message.name === "string" && message.name !== "" ? message.name : undefined;
       if (toolName === undefined) toolName = (names ??= callNames(messages)).get(message.tool_call_id) ?? "the tool";
-      const replacement = prunedResult(message, renderPlaceholder(this.placeholder, toolName), originalTokens);
+      let text = placeholders.get(toolName);
+      if (text === undefined) {
+        text = renderPlaceholder(this.placeholder, toolName);
+        placeholders.set(toolName, text);
+      }
+      const replacement = prunedResult(message, text, originalTokens);
       const counted = countOne(replacement, counter, this.cache);
       const replacementTokens = typeof counted === "number" ? counted : await counted;
       // A placeholder no smaller than the result would only cost the model its output.

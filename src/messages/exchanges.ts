@@ -37,7 +37,7 @@ export function collectToolCallIds(message: BaseMessage, out: string[]): number 
 function pushCallId(item: unknown, key: "id" | "call_id", out: string[], start: number): void {
   if (typeof item !== "object" || item === null) return;
   const id = (item as { id?: unknown; call_id?: unknown })[key];
-  if (typeof id === "string" && id.length > 0 && out.indexOf(id, start) < 0) out.push(id);
+  if (typeof id === "string" && id.length > 0 && (out.length === start || out.indexOf(id, start) < 0)) out.push(id);
 }
 
 /**

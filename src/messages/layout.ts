@@ -120,6 +120,9 @@ class IntList {
   }
 }
 
+/** What registering an id returns when the id was already there and the map was written over (see `addOwner`). */
+const REPEATED_ID = -1;
+
 /** Undo entries kept for the current task before the oldest epochs are forgotten (then a new task relays the list). */
 const TRAIL_LIMIT = 200_000;
 
@@ -168,6 +171,8 @@ class LayoutEngine {
    * lookup of its id (or none, when it answers the call right before it).
    */
   private slotOf = new Map<string, number>();
+  /** Whether this conversation asked for some call id twice (then ids are looked up before they are added). */
+  private idsRepeat = false;
   private slotCount = 0;
   private slotOwner = new Int32Array(64);
   private slotAnswered = new Uint8Array(64);
@@ -272,9 +277,10 @@ class LayoutEngine {
   }
 
   private reset(): void {
-    const checkAs = this.checkAs;
+    const { checkAs, idsRepeat } = this;
     Object.assign(this, new LayoutEngine());
     this.checkAs = checkAs;
+    this.idsRepeat = idsRepeat;
   }
 
   // -------------------------------------------------------------------------
@@ -331,7 +337,15 @@ class LayoutEngine {
     for (let k = 0; k < ownerIds.length; k += 1) {
       const at = ownerAt[k]!;
       this.useLog(history !== null && at < history.end ? history : task);
-      this.ownerSlots[k] = this.addOwner(ownerIds[k]!, at, laterOwners);
+      const slot = this.addOwner(ownerIds[k]!, at, laterOwners);
+      if (slot === REPEATED_ID) {
+        // The first id asked for twice: from now on every id is looked up before it is added. Relaid once.
+        this.useLog(null);
+        this.reset();
+        this.idsRepeat = true;
+        return 0;
+      }
+      this.ownerSlots[k] = slot;
     }
 
     const { matched, matchedSlots } = this;
@@ -391,7 +405,8 @@ class LayoutEngine {
     }
     const { resultIds, ownerIds, ownerAt, resultAsked, roles, asks: asksAt } = this;
     this.base = from;
-    resultIds.length = 0;
+    // Sized once and written by index: pushing 100,000 entries would regrow (and copy) the array again and again.
+    if (resultIds.length < to - from) resultIds.length = to - from;
     resultAsked.length = 0;
     ownerIds.length = 0;
     ownerAt.length = 0;
@@ -431,7 +446,7 @@ class LayoutEngine {
         }
         roles[i] = role;
         asksAt[i] = asks;
-        resultIds.push(resultId);
+        resultIds[i - from] = resultId;
         resultAsked.push(asked);
       } catch (error) {
         // A message whose getters throw is named here, not left to crash as "Cannot read properties of ...".
@@ -443,7 +458,14 @@ class LayoutEngine {
 
   /** Registers message `index` as asking for `id`; returns the id's slot. */
   private addOwner(id: string, index: number, laterOwners: [number, number][]): number {
-    const existing = this.slotOf.get(id);
+    let existing: number | undefined;
+    if (this.idsRepeat) existing = this.slotOf.get(id);
+    else {
+      // Until an id repeats, one map operation per id: insert it, and tell a repeat by the map not growing.
+      const size = this.slotOf.size;
+      this.slotOf.set(id, this.slotCount);
+      if (this.slotOf.size === size) return REPEATED_ID; // its slot was overwritten: the caller relays the list
+    }
     if (existing === undefined) {
       const slot = this.slotCount;
       if (this.slotOwner.length <= slot) {
@@ -457,7 +479,7 @@ class LayoutEngine {
       this.slotOwner[slot] = index;
       this.slotAnswered[slot] = 0;
       this.slotCount = slot + 1;
-      this.slotOf.set(id, slot);
+      if (this.idsRepeat) this.slotOf.set(id, slot);
       if (this.logging) this.record(() => {
         this.slotOf.delete(id);
         this.slotCount = slot;

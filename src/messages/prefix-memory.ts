@@ -110,6 +110,7 @@ export class PrefixMemory<S> {
       const last = own.list[own.list.length - 1];
       if (last !== undefined && this.keeper.get(last) === own) this.keeper.delete(last);
     }
+    if (common === 0 && own.list.length === 0) own.list = messages.slice();
     const list = own.list;
     // Overwritten in place, and shortened only when the new list is shorter: setting a long array's length and
     // pushing again can make V8 trim its store and copy the whole list back on the next push.
