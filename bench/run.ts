@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { compareQuality } from "./quality";
 import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
-import type { CounterName, FloorResult, OursResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
+import type { CounterName, FloorResult, OursResult, StagesResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
 
 const BUDGET = 20_000;
 const SEED = 1;
@@ -32,13 +32,15 @@ interface SizePlan {
   oursRuns: number;
   /** `trimMessages` runs at most this long; the rest of its work is extrapolated. */
   trimCapSeconds: number;
+  /** Runs of the compaction-family measurement (issue 10's targets) at this size; 0: not measured here. */
+  stagesRuns: number;
 }
 
 const PLAN: SizePlan[] = [
-  { size: 500, counter: "tiktoken", floorRuns: 5, oursRuns: 9, trimCapSeconds: 150 },
-  { size: 2_500, counter: "tiktoken", floorRuns: 3, oursRuns: 7, trimCapSeconds: 60 },
-  { size: 10_000, counter: "tiktoken", floorRuns: 2, oursRuns: 5, trimCapSeconds: 30 },
-  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 7, trimCapSeconds: 20 },
+  { size: 500, counter: "tiktoken", floorRuns: 5, oursRuns: 9, trimCapSeconds: 150, stagesRuns: 0 },
+  { size: 2_500, counter: "tiktoken", floorRuns: 3, oursRuns: 7, trimCapSeconds: 60, stagesRuns: 3 },
+  { size: 10_000, counter: "tiktoken", floorRuns: 2, oursRuns: 5, trimCapSeconds: 30, stagesRuns: 0 },
+  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 7, trimCapSeconds: 20, stagesRuns: 5 },
 ];
 
 function runWorker(task: WorkerTask): Promise<WorkerOutput> {
@@ -67,6 +69,23 @@ interface Row {
   floor: WorkerOutput & { result: FloorResult };
   ours: WorkerOutput & { result: OursResult };
   trim: WorkerOutput & { result: TrimResult };
+  stages: (WorkerOutput & { result: StagesResult }) | null;
+}
+
+/** Issue 10's speed rows: the pipeline for agents and the pruning stage, each cold, beside what they are held to. */
+function stagesTable(rows: Row[]): string {
+  const lines = [
+    "| messages | counter | floor: one pass ms | sliding window cold ms | pruning → sliding window cold ms | pipeline / window | pruning alone cold ms | pruning / floor | results pruned | messages counted: window / pipeline |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+  ];
+  for (const { plan, stages } of rows) {
+    if (stages === null) continue;
+    const s = stages.result;
+    lines.push(
+      `| ${plan.size.toLocaleString("en-US")} | ${plan.counter === "tiktoken" ? "tiktoken o200k" : "approximate"} | ${ms(s.floorMs)} | ${ms(s.windowColdMs)} | ${ms(s.pipelineColdMs)} | ${ratio(s.pipelineColdMs / s.windowColdMs)} | ${ms(s.pruningColdMs)} | ${ratio(s.pruningColdMs / s.floorMs)} | ${s.pruned.toLocaleString("en-US")} | ${s.countedWindow.toLocaleString("en-US")} / ${s.countedPipeline.toLocaleString("en-US")} |`,
+    );
+  }
+  return lines.join("\n");
 }
 
 function speedTable(rows: Row[]): string {
@@ -155,6 +174,19 @@ function targetsSection(rows: Row[]): string {
     const value = r100k.ours.result.coldMs / r100k.ours.result.interleavedFloorMs;
     lines.push(`- 100,000 messages with approximateTokenCounter, cold within 1.5× of one pass: ${ratio(value)}, ${check(value <= 1.5)}.`);
   }
+  // Issue 10, the compaction family.
+  const pipelineRow = at(2_500)?.stages;
+  if (pipelineRow) {
+    const s = pipelineRow.result;
+    const value = s.pipelineColdMs / s.windowColdMs;
+    lines.push(`- 2,500 messages, pruning → sliding window within 2× of the sliding window's cold time (tiktoken o200k): ${ratio(value)} (${ms(s.pipelineColdMs)} vs ${ms(s.windowColdMs)} ms), ${check(value <= 2)}.`);
+  }
+  const pruningRow = r100k?.stages;
+  if (pruningRow) {
+    const s = pruningRow.result;
+    const value = s.pruningColdMs / s.floorMs;
+    lines.push(`- 100,000 messages with approximateTokenCounter, ToolResultPruningCompactor within 3× of one pass: ${ratio(value)} (${ms(s.pruningColdMs)} vs ${ms(s.floorMs)} ms), ${check(value <= 3)}.`);
+  }
   return lines.join("\n");
 }
 
@@ -172,7 +204,8 @@ async function main(): Promise<void> {
     const floor = (await runWorker({ ...base, task: "floor", runs: plan.floorRuns })) as Row["floor"];
     const ours = (await runWorker({ ...base, task: "ours", runs: plan.oursRuns })) as Row["ours"];
     const trim = (await runWorker({ ...base, task: "trim", runs: 1, capSeconds: plan.trimCapSeconds })) as Row["trim"];
-    rows.push({ plan, floor, ours, trim });
+    const stages = plan.stagesRuns > 0 ? ((await runWorker({ ...base, task: "stages", runs: plan.stagesRuns })) as NonNullable<Row["stages"]>) : null;
+    rows.push({ plan, floor, ours, trim, stages });
   }
   process.stderr.write(`quality: ${QUALITY_HISTORIES} over-budget histories\n`);
   const quality = await compareQuality(QUALITY_HISTORIES, QUALITY_SEED, (done) => process.stderr.write(`  ${done} histories\n`));
@@ -187,6 +220,10 @@ async function main(): Promise<void> {
     speedTable(rows),
     "",
     detailTable(rows),
+    "",
+    "The compaction family (issue 10), each cold (a fresh cache, nothing remembered), timed in turn with one plain counting pass in one process:",
+    "",
+    stagesTable(rows),
     "",
     targetsSection(rows),
     "",
