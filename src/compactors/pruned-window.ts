@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { layoutConversation } from "../messages/layout";
+import { layoutCheckedConversation } from "../messages/layout";
 import { throwIfAborted } from "./abort";
 import type { CompactOptions } from "./compactor";
 import type { SlidingWindowCompactor } from "./sliding-window";
@@ -42,7 +42,7 @@ export async function pruneThenSlide(
   const isCandidate = new Uint8Array(messages.length);
   for (const index of candidates) isCandidate[index] = 1;
 
-  const layout = layoutConversation(messages);
+  const layout = layoutCheckedConversation(messages);
   const counts = new MessageCounts(messages, counter, pruning.cache);
   const prune = pruning.pruner(messages, counts, counter);
   const pruned = messages.slice();
@@ -80,6 +80,7 @@ export async function pruneThenSlide(
     throw error;
   }
   throwIfAborted(options?.signal);
-  const result = await window.compact(pruned, targetTokens, tokenCounter, options);
+  // The rewritten list divides into the same groups (a replacement keeps its call id): the window is given them.
+  const result = await window.compactLaidOut(pruned, layout, targetTokens, tokenCounter, options);
   return result ?? undefined;
 }
