@@ -301,7 +301,7 @@ const BENCHMARKS_NOTES = `## How to read this
   message (is this still the list seen last, element by element?): two arrays of 100,000 pointers, 1.6 MB read per call.
   A bare loop doing only that comparison takes 0.2 to 0.5 ms at 100,000 on this machine (more on an input array built
   just before the call, and after the forced GC each timed run starts with), while warm (a) at 100,000 with the
-  approximate counter is about 0.1 ms in all. So at 100,000 (b) is (a) plus that comparison, several times (a), and the
+  approximate counter is about 0.1 ms in all on a quiet machine. So at 100,000 (b) is (a) plus that comparison, several times (a), and the
   2× target is out of reach for any check that the history is still the same, message by message; at 10,000 the
   comparison is ten times cheaper and (b) stays within 2× of (a). Cold runs forget the remembered layouts first
   (\`forgetRememberedLists()\`).
@@ -323,7 +323,7 @@ const BENCHMARKS_NOTES = `## How to read this
 - **Pruning alone** counts every message once (it must know whether the target is reached), writes each count to the
   token-count cache (a \`WeakMap\` entry per message, about as costly as an approximate count) and builds a replacement
   \`ToolMessage\` for each result it prunes (about 30,000 at 100,000 messages); with the approximate counter these three
-  are of the same order, so the ratio to one counting pass sits between 2× and 4× on this shared machine.
+  are of the same order, so the ratio to one counting pass sits between 2× and 4.5× on this shared machine.
 `;
 
 main().catch((error: unknown) => {
