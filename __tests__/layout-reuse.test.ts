@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { AIMessage, BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
 import { freshLayout, layoutConversation, layoutWork } from "../src/messages/layout";
 import type { ConversationLayout } from "../src/messages/layout";
@@ -91,6 +91,27 @@ describe("a remembered layout equals a fresh one", () => {
       numRuns,
     );
     console.log(`edits applied: ${JSON.stringify(seen)}`);
+  });
+
+  test("cut back to earlier lengths, then grown again one message at a time", () => {
+    // Found by this test: a stretch laid out as history was skipped when undoing an earlier, empty task stretch, and a
+    // task message cut off left its index behind as the anchor of a list of instructions only.
+    fc.assert(
+      fc.property(messyPlanArbitrary(40), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 6 }), (plan, cuts) => {
+        const all = buildMessyConversation(plan);
+        for (const cut of cuts) expectSameAsFresh(all.slice(0, Math.round(cut * all.length)), `cut to ${Math.round(cut * all.length)}`);
+        for (let length = 1; length <= all.length; length += 1) expectSameAsFresh(all.slice(0, length), `grown to ${length}`);
+      }),
+      { seed, numRuns },
+    );
+  });
+
+  test("a task message cut off leaves no anchor behind", () => {
+    const instructions = [new SystemMessage("a"), new SystemMessage("b")];
+    const task = new HumanMessage("task");
+    expect(expectSameAsFresh([...instructions, task], "with the task").anchor).toBe(2);
+    expect(expectSameAsFresh([...instructions], "instructions only").anchor).toBe(-1);
+    expect(expectSameAsFresh([...instructions, new AIMessage("hello")], "an AI message where the task was").anchor).toBe(-1);
   });
 
   test("an agent's history growing one step at a time, with a new user message now and then, and a retried last step", () => {

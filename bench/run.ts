@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { compareQuality } from "./quality";
 import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
-import type { CounterName, FloorResult, OursResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
+import type { CounterName, FloorResult, OursResult, StagesResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
 
 const BUDGET = 20_000;
 const SEED = 1;
@@ -32,13 +32,15 @@ interface SizePlan {
   oursRuns: number;
   /** `trimMessages` runs at most this long; the rest of its work is extrapolated. */
   trimCapSeconds: number;
+  /** Runs of the compaction-family measurement (issue 10's targets) at this size; 0: not measured here. */
+  stagesRuns: number;
 }
 
 const PLAN: SizePlan[] = [
-  { size: 500, counter: "tiktoken", floorRuns: 5, oursRuns: 9, trimCapSeconds: 150 },
-  { size: 2_500, counter: "tiktoken", floorRuns: 3, oursRuns: 7, trimCapSeconds: 60 },
-  { size: 10_000, counter: "tiktoken", floorRuns: 2, oursRuns: 5, trimCapSeconds: 30 },
-  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 7, trimCapSeconds: 20 },
+  { size: 500, counter: "tiktoken", floorRuns: 5, oursRuns: 9, trimCapSeconds: 150, stagesRuns: 0 },
+  { size: 2_500, counter: "tiktoken", floorRuns: 3, oursRuns: 7, trimCapSeconds: 60, stagesRuns: 3 },
+  { size: 10_000, counter: "tiktoken", floorRuns: 2, oursRuns: 5, trimCapSeconds: 30, stagesRuns: 0 },
+  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 7, trimCapSeconds: 20, stagesRuns: 5 },
 ];
 
 function runWorker(task: WorkerTask): Promise<WorkerOutput> {
@@ -67,6 +69,23 @@ interface Row {
   floor: WorkerOutput & { result: FloorResult };
   ours: WorkerOutput & { result: OursResult };
   trim: WorkerOutput & { result: TrimResult };
+  stages: (WorkerOutput & { result: StagesResult }) | null;
+}
+
+/** Issue 10's speed rows: the pipeline for agents and the pruning stage, each cold, beside what they are held to. */
+function stagesTable(rows: Row[]): string {
+  const lines = [
+    "| messages | counter | floor: one pass ms | sliding window cold ms | pruning → sliding window cold ms | pipeline / window | pruning alone cold ms | pruning / floor | results pruned | messages counted: window / pipeline |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+  ];
+  for (const { plan, stages } of rows) {
+    if (stages === null) continue;
+    const s = stages.result;
+    lines.push(
+      `| ${plan.size.toLocaleString("en-US")} | ${plan.counter === "tiktoken" ? "tiktoken o200k" : "approximate"} | ${ms(s.floorMs)} | ${ms(s.windowColdMs)} | ${ms(s.pipelineColdMs)} | ${ratio(s.pipelineColdMs / s.windowColdMs)} | ${ms(s.pruningColdMs)} | ${ratio(s.pruningColdMs / s.floorMs)} | ${s.pruned.toLocaleString("en-US")} | ${s.countedWindow.toLocaleString("en-US")} / ${s.countedPipeline.toLocaleString("en-US")} |`,
+    );
+  }
+  return lines.join("\n");
 }
 
 function speedTable(rows: Row[]): string {
@@ -155,6 +174,19 @@ function targetsSection(rows: Row[]): string {
     const value = r100k.ours.result.coldMs / r100k.ours.result.interleavedFloorMs;
     lines.push(`- 100,000 messages with approximateTokenCounter, cold within 1.5× of one pass: ${ratio(value)}, ${check(value <= 1.5)}.`);
   }
+  // Issue 10, the compaction family.
+  const pipelineRow = at(2_500)?.stages;
+  if (pipelineRow) {
+    const s = pipelineRow.result;
+    const value = s.pipelineColdMs / s.windowColdMs;
+    lines.push(`- 2,500 messages, pruning → sliding window within 2× of the sliding window's cold time (tiktoken o200k): ${ratio(value)} (${ms(s.pipelineColdMs)} vs ${ms(s.windowColdMs)} ms), ${check(value <= 2)}.`);
+  }
+  const pruningRow = r100k?.stages;
+  if (pruningRow) {
+    const s = pruningRow.result;
+    const value = s.pruningColdMs / s.floorMs;
+    lines.push(`- 100,000 messages with approximateTokenCounter, ToolResultPruningCompactor within 3× of one pass: ${ratio(value)} (${ms(s.pruningColdMs)} vs ${ms(s.floorMs)} ms), ${check(value <= 3)}.`);
+  }
   return lines.join("\n");
 }
 
@@ -172,7 +204,8 @@ async function main(): Promise<void> {
     const floor = (await runWorker({ ...base, task: "floor", runs: plan.floorRuns })) as Row["floor"];
     const ours = (await runWorker({ ...base, task: "ours", runs: plan.oursRuns })) as Row["ours"];
     const trim = (await runWorker({ ...base, task: "trim", runs: 1, capSeconds: plan.trimCapSeconds })) as Row["trim"];
-    rows.push({ plan, floor, ours, trim });
+    const stages = plan.stagesRuns > 0 ? ((await runWorker({ ...base, task: "stages", runs: plan.stagesRuns })) as NonNullable<Row["stages"]>) : null;
+    rows.push({ plan, floor, ours, trim, stages });
   }
   process.stderr.write(`quality: ${QUALITY_HISTORIES} over-budget histories\n`);
   const quality = await compareQuality(QUALITY_HISTORIES, QUALITY_SEED, (done) => process.stderr.write(`  ${done} histories\n`));
@@ -187,6 +220,10 @@ async function main(): Promise<void> {
     speedTable(rows),
     "",
     detailTable(rows),
+    "",
+    "The compaction family (issue 10), each cold (a fresh cache, nothing remembered), timed in turn with one plain counting pass in one process:",
+    "",
+    stagesTable(rows),
     "",
     targetsSection(rows),
     "",
@@ -235,6 +272,10 @@ const BENCHMARKS_NOTES = `## How to read this
   minutes it is stopped after its time cap and the rest is extrapolated by the tokens the remaining calls count, at the
   rate measured so far. At 500 messages the full run is measured, and the same extrapolation from its first quarter is
   printed beside it as a check of the method.
+- **The compaction family** (issue 10): at 2,500 messages (tiktoken) and 100,000 (approximate), in one process and in
+  turn, one counting pass, \`SlidingWindowCompactor.compact\`, \`new CompactionPipeline([new ToolResultPruningCompactor(),
+  new SlidingWindowCompactor()]).compact\` and \`ToolResultPruningCompactor.compact\`, each cold (a fresh cache shared by
+  its stages, nothing remembered); medians of 3 and 5 runs. "Messages counted" is what each hands the counter.
 - **Timings** are medians of repeated runs (5 to 9 cold runs, each beside a plain pass, and as many warm runs; 2 to 5 passes in the floor process; one trimMessages run), each after a
   forced GC, on a 2-core machine shared with other jobs: expect noise of tens of percent between runs.
 - **Memory**: each measurement runs in its own child process; "peak RSS" is that process's maximum resident set (input
@@ -254,18 +295,35 @@ const BENCHMARKS_NOTES = `## How to read this
   What remains is tens of microseconds of layout over a list of a few dozen messages. The ratio is bounded by
   (tokens of one new step) / (budget), not by the compactor.
 - **Warm (b)** (full history + 1 step) counts only the new step too (column "messages counted", 3), and the layout
-  (which messages form turns and steps) is remembered per conversation and extended with the new step (\`src/messages/layout.ts\`).
-  What is left in proportion to the history is one identity comparison per message (is this still the list seen last,
-  element by element?), which checks the input and finds the new part in the same pass: about 0.1 ms at 10,000
-  messages and 0.4 to 1.5 ms at 100,000 here. Warm (a) at 100,000 with the approximate counter costs about 0.1 ms in all
-  (counting three messages of a few dozen), so at that size (b) stays several times (a): the comparison, not the
-  grouping, bounds it. Cold runs forget the remembered layouts first (\`forgetRememberedLists()\`).
-- **100,000 messages with approximateTokenCounter**: the approximate counter is itself only a few field reads per message,
-  so one counting pass and one layout pass cost the same order (about 100 to 200 ms each here) and the cold/floor ratio
-  sits at about 2× (1.9× to 2.6× across runs on this shared machine; the incremental layout's fresh pass costs about what
-  the earlier one did). It is bounded by the layout pass, which the rules need in full on a list never seen: a tool result
-  in the task may answer a call anywhere in the history, so the whole list is read once. Later calls on the same
-  history do not read it again.
+  (which messages form turns and steps) is remembered per conversation and extended with the new step (\`src/messages/layout.ts\`);
+  undoing the previous step re-lists only the task's steps, and the kept turns are a slice of the newest, so the rest of
+  a call is in proportion to the new messages. What is left in proportion to the history is one identity comparison per
+  message (is this still the list seen last, element by element?): two arrays of 100,000 pointers, 1.6 MB read per call.
+  A bare loop doing only that comparison takes 0.2 to 0.5 ms at 100,000 on this machine (more on an input array built
+  just before the call, and after the forced GC each timed run starts with), while warm (a) at 100,000 with the
+  approximate counter is about 0.1 ms in all on a quiet machine. So at 100,000 (b) is (a) plus that comparison, several times (a), and the
+  2× target is out of reach for any check that the history is still the same, message by message; at 10,000 the
+  comparison is ten times cheaper and (b) stays within 2× of (a). Cold runs forget the remembered layouts first
+  (\`forgetRememberedLists()\`).
+- **100,000 messages with approximateTokenCounter**: the approximate counter is itself only a few field reads per message
+  (and a JSON of each call's arguments), so one counting pass and one layout pass cost the same order. The layout pass
+  now does at most one map operation per call id (the id is inserted once; a result answering the call right before it
+  is matched without a lookup), keeps its per-message facts in typed arrays, and reads each message's fields once, about
+  a third less than before; what remains is the one hash-map insertion per call id and the reads of each message and its
+  calls (memory latency over objects scattered in a 300 MB heap). The rules need that pass in full on a list never seen:
+  a tool result in the task may answer a call anywhere in the history. Later calls on the same history do not read it again.
+- **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
+  (\`src/compactors/pruned-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
+  exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
+  nothing older. It returns the same list as the two stages one after the other (tested on messy histories), counting a
+  few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results
+  are small, so more history fits) and builds and counts the replacements it keeps, hence somewhat more than the window's
+  cost. \`compactWithReport\` (what the integrations call) still runs the stages in turn: its report lists every pruned
+  result with its original tokens, which needs every result counted, one tokenization pass.
+- **Pruning alone** counts every message once (it must know whether the target is reached), writes each count to the
+  token-count cache (a \`WeakMap\` entry per message, about as costly as an approximate count) and builds a replacement
+  \`ToolMessage\` for each result it prunes (about 30,000 at 100,000 messages); with the approximate counter these three
+  are of the same order, so the ratio to one counting pass sits between 2× and 4.5× on this shared machine.
 `;
 
 main().catch((error: unknown) => {

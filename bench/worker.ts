@@ -5,7 +5,7 @@
  */
 import { trimMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { approximateTokenCounter, SlidingWindowCompactor, tiktokenCounter, TokenCountCache } from "../src";
+import { approximateTokenCounter, CompactionPipeline, SlidingWindowCompactor, tiktokenCounter, TokenCountCache, ToolResultPruningCompactor } from "../src";
 import type { TokenCounter } from "../src";
 import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { agentConversation, agentStep, conversationBuilder } from "./conversations";
@@ -14,7 +14,7 @@ import { collectGarbage, median, medianTime, peakRss, progress, settledHeap, tim
 export type CounterName = "tiktoken" | "approximate";
 
 export interface WorkerTask {
-  task: "floor" | "ours" | "trim";
+  task: "floor" | "ours" | "trim" | "stages";
   size: number;
   counter: CounterName;
   budget: number;
@@ -60,11 +60,28 @@ export interface TrimResult {
   extrapolationCheckMs?: number;
 }
 
+/** Issue 10's speed targets for the compaction family, each timed alternately with what it is compared with. */
+export interface StagesResult {
+  /** One plain counting pass over the history. */
+  floorMs: number;
+  /** `SlidingWindowCompactor.compact`, cold (fresh cache, nothing remembered). */
+  windowColdMs: number;
+  /** `CompactionPipeline([ToolResultPruningCompactor, SlidingWindowCompactor]).compact`, cold. */
+  pipelineColdMs: number;
+  /** `ToolResultPruningCompactor.compact`, cold. */
+  pruningColdMs: number;
+  /** Results the pruning stage rewrote. */
+  pruned: number;
+  /** Messages the counter was handed: window cold, pipeline cold. */
+  countedWindow: number;
+  countedPipeline: number;
+}
+
 export interface WorkerOutput {
   size: number;
   inputHeapBytes: number;
   peakRssBytes: number;
-  result: FloorResult | OursResult | TrimResult;
+  result: FloorResult | OursResult | TrimResult | StagesResult;
 }
 
 function counterFor(name: CounterName): TokenCounter {
@@ -180,6 +197,52 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   };
 }
 
+/**
+ * The pipeline recommended for agents, the sliding window alone and the
+ * pruning stage alone, each cold (a fresh cache, nothing remembered), timed
+ * in turn with one plain counting pass so that their ratios are taken under
+ * the same load.
+ */
+async function stages(task: WorkerTask, messages: BaseMessage[], counter: TokenCounter): Promise<StagesResult> {
+  const { budget, runs } = task;
+  const window = (cache: TokenCountCache) => new SlidingWindowCompactor({ cache });
+  const pipeline = (cache: TokenCountCache) => new CompactionPipeline([new ToolResultPruningCompactor({ cache }), window(cache)], { cache });
+  const pruning = (cache: TokenCountCache) => new ToolResultPruningCompactor({ cache });
+  const floorRuns: number[] = [];
+  const windowRuns: number[] = [];
+  const pipelineRuns: number[] = [];
+  const pruningRuns: number[] = [];
+  const cold = async (make: (cache: TokenCountCache) => { compact: SlidingWindowCompactor["compact"] }, using: TokenCounter = counter) => {
+    forgetRememberedLists();
+    const compactor = make(new TokenCountCache());
+    return timeOnce(() => compactor.compact(messages, budget, using));
+  };
+  for (let run = 0; run < runs; run += 1) {
+    floorRuns.push(await timeOnce(() => syncCount(counter, messages)));
+    windowRuns.push(await cold(window));
+    pipelineRuns.push(await cold(pipeline));
+    pruningRuns.push(await cold(pruning));
+    progress(`stages run ${run + 1}: floor ${floorRuns.at(-1)!.toFixed(1)} ms, window ${windowRuns.at(-1)!.toFixed(1)} ms, pipeline ${pipelineRuns.at(-1)!.toFixed(1)} ms, pruning ${pruningRuns.at(-1)!.toFixed(1)} ms`);
+  }
+  // Untimed: what each handed to the counter, and how many results pruning rewrote.
+  forgetRememberedLists();
+  const probeWindow = countingCounter(counter);
+  await window(new TokenCountCache()).compact(messages, budget, probeWindow.counter);
+  forgetRememberedLists();
+  const probePipeline = countingCounter(counter);
+  await pipeline(new TokenCountCache()).compact(messages, budget, probePipeline.counter);
+  const report = await pruning(new TokenCountCache()).compactWithReport(messages, budget, counter);
+  return {
+    floorMs: median(floorRuns),
+    windowColdMs: median(windowRuns),
+    pipelineColdMs: median(pipelineRuns),
+    pruningColdMs: median(pruningRuns),
+    pruned: report.rewritten.length,
+    countedWindow: probeWindow.messages(),
+    countedPipeline: probePipeline.messages(),
+  };
+}
+
 class Stop extends Error {}
 
 /**
@@ -263,6 +326,7 @@ async function main(): Promise<void> {
   let result: WorkerOutput["result"];
   if (task.task === "floor") result = await floor(task, messages, counter);
   else if (task.task === "ours") result = await ours(task, messages, counter, builder);
+  else if (task.task === "stages") result = await stages(task, messages, counter);
   else result = await trim(task, messages, counter);
   collectGarbage();
   const output: WorkerOutput = { size: task.size, inputHeapBytes, peakRssBytes: peakRss(), result };

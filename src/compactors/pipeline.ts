@@ -9,7 +9,9 @@ import { assertCompactOptions, throwIfAborted } from "./abort";
 import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import type { CompactionReport, RewrittenMessage, StageReport } from "./report";
-import { assertConversation } from "./sliding-window";
+import { pruneThenSlide } from "./pruned-window";
+import { assertConversation, SlidingWindowCompactor } from "./sliding-window";
+import { ToolResultPruningCompactor } from "./tool-result-pruning";
 
 /** The `strategy` of a pipeline's own report. */
 const STRATEGY = "pipeline";
@@ -67,6 +69,12 @@ export class CompactionPipeline implements Compactor {
   ): Promise<BaseMessage[] | null> {
     const counter = this.prepare(messages, targetTokens, tokenCounter, options);
     const signal = options?.signal;
+    const [first, second] = this.stages;
+    // Pruning then the window, on a history the window will cut anyway: only the results it can keep are decided.
+    if (this.stages.length === 2 && first instanceof ToolResultPruningCompactor && second instanceof SlidingWindowCompactor) {
+      const fused = await pruneThenSlide(first, second, messages, targetTokens, tokenCounter, options);
+      if (fused !== undefined) return fused;
+    }
     if ((await countTotal(messages, counter, this.cache)) <= targetTokens) return null;
     let current = messages;
     let changed = false;

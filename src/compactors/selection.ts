@@ -46,7 +46,7 @@ export function selectWindow(
   minKeepSteps: number,
 ): WindowSelection {
   const { steps, turns } = layout;
-  const pinned = sizes.pinned ?? (() => false);
+  const pinned = sizes.pinned ?? noneOf;
   const available = targetTokens - sizes.protectedTokens();
 
   let stepTokens = 0;
@@ -67,7 +67,7 @@ export function selectWindow(
     return {
       fits: false,
       steps: steps.filter((step) => kept.has(step)),
-      turns: turns.filter(pinned),
+      turns: pinned === noneOf ? [] : turns.filter(pinned),
       stepsTrimmed: kept.size < steps.length,
     };
   }
@@ -79,7 +79,14 @@ export function selectWindow(
     for (const turn of turns) if (!pinned(turn)) left -= sizes.groupTokens(turn);
     if (sizes.ungroupedTokens() <= left) return { fits: true };
   }
-  return { fits: false, steps, turns: turns.filter((turn) => keptTurns.has(turn)), stepsTrimmed: false };
+  // Without pinned groups the kept turns are the newest ones: a slice, not a walk over a long history's turns.
+  const kept = pinned === noneOf ? turns.slice(turns.length - keptTurns.size) : turns.filter((turn) => keptTurns.has(turn));
+  return { fits: false, steps, turns: kept, stepsTrimmed: false };
+}
+
+/** No group is pinned: then the walks newest first stop at the first group that does not fit. */
+function noneOf(): boolean {
+  return false;
 }
 
 /**
@@ -105,6 +112,8 @@ function newestThatFit(
     if (stopped) continue;
     const tokens = sizes.groupTokens(group);
     if (used + tokens > budget) {
+      // Older groups are visited on only for pinned ones, which are kept whatever their size.
+      if (pinned === noneOf) break;
       stopped = true;
       continue;
     }

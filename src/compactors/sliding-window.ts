@@ -140,15 +140,33 @@ export class SlidingWindowCompactor implements Compactor {
     return this.run(messages, targetTokens, tokenCounter, true, options);
   }
 
+  /**
+   * {@link compact} for a list laid out as `layout`: a list the caller made
+   * from one it laid out by replacing tool results with results of the same
+   * call ids (as pruning does), which divides into the same groups. Spares
+   * laying out (and remembering) the rewritten list, so that the remembered
+   * layout stays the one of the caller's history. Not part of the public API.
+   */
+  async compactLaidOut(
+    messages: BaseMessage[],
+    layout: ConversationLayout,
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<BaseMessage[] | null> {
+    return (await this.run(messages, targetTokens, tokenCounter, false, options, layout)).messages;
+  }
+
   private async run(
     messages: BaseMessage[],
     targetTokens: number,
     tokenCounterLike: TokenCounterLike | undefined,
     fullReport: boolean,
     options: CompactOptions | undefined,
+    laidOut?: ConversationLayout,
   ): Promise<CompactionReport> {
     // Checks the list and lays it out in one pass over what is new since the last list seen (see `layoutCheckedConversation`).
-    const layout = layoutCheckedConversation(messages);
+    const layout = laidOut ?? layoutCheckedConversation(messages);
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
     // An asynchronous counter is awaited in `countAll`: raced against the signal, so one that never settles cannot hang us.

@@ -3,6 +3,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
 import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
+import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { compactionMetadataOf, withCompactionMetadata } from "../messages/compaction-metadata";
@@ -42,6 +43,12 @@ export interface ToolResultPruningCompactorOptions {
   protect?: ProtectPredicate;
   /** Where token counts are remembered. Default: the shared cache; `null` counts afresh. */
   cache?: TokenCountCache | null;
+}
+
+/** A result pruned: its stand-in and the tokens that frees. */
+export interface PruneDecision {
+  replacement: ToolMessage;
+  saved: number;
 }
 
 /** Fills `{tool_name}`; every other brace stays as written. */
@@ -154,40 +161,75 @@ export class ToolResultPruningCompactor implements Compactor {
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 
-    const resultIndices: number[] = [];
-    messages.forEach((message, index) => {
-      if (isTool(message)) resultIndices.push(index);
-    });
-    const kept = Math.max(this.minKeepResults, trailingResults(messages));
-    const candidates = resultIndices.slice(0, Math.max(0, resultIndices.length - kept));
+    const candidates = this.candidatesOf(messages);
     if (candidates.length === 0) return unchangedReport(STRATEGY, messages, tokensBefore);
 
     const pinned = pinnedMessages(messages, this.protect);
-    let names: Map<string, string> | undefined;
+    const prune = this.pruner(messages, counts, counter);
     const output = [...messages];
     const rewritten: RewrittenMessage[] = [];
     let tokens = tokensBefore;
     for (const index of candidates) {
       throwIfAborted(signal);
-      const message = messages[index] as ToolMessage;
-      if (pinned?.[index] || !this.prunable(message)) continue;
-      const originalTokens = counts.of(index);
-      if (originalTokens <= this.minTokens) continue;
-      let toolName = typeof message.name === "string" && message.name !== "" ? message.name : undefined;
-      if (toolName === undefined) toolName = (names ??= callNames(messages)).get(message.tool_call_id) ?? "the tool";
-      const replacement = prunedResult(message, renderPlaceholder(this.placeholder, toolName), originalTokens);
-      const counted = countOne(replacement, counter, this.cache);
-      const replacementTokens = typeof counted === "number" ? counted : await counted;
-      // A placeholder no smaller than the result would only cost the model its output.
-      if (replacementTokens >= originalTokens) continue;
-      output[index] = replacement;
-      rewritten.push({ original: message, replacement });
-      tokens -= originalTokens - replacementTokens;
+      if (pinned?.[index]) continue;
+      const decided = prune(index);
+      const pruned = decided === null || "replacement" in decided ? decided : await decided;
+      if (pruned === null) continue;
+      output[index] = pruned.replacement;
+      rewritten.push({ original: messages[index]!, replacement: pruned.replacement });
+      tokens -= pruned.saved;
       if (tokens <= targetTokens) break;
     }
     throwIfAborted(signal);
     if (rewritten.length === 0) return unchangedReport(STRATEGY, messages, tokensBefore);
     return stageReport({ strategy: STRATEGY, input: messages, messages: output, removed: [], rewritten, added: [], tokensBefore, tokensAfter: tokens });
+  }
+
+  /**
+   * The results this stage may prune, oldest first: every tool result but
+   * the newest `minKeepResults` and the trailing batch. Read from roles alone
+   * (nothing is counted). Not part of the public API.
+   */
+  candidatesOf(messages: readonly BaseMessage[]): number[] {
+    const resultIndices: number[] = [];
+    for (let index = 0; index < messages.length; index += 1) if (isTool(messages[index]!)) resultIndices.push(index);
+    const kept = Math.max(this.minKeepResults, trailingResults(messages));
+    return resultIndices.slice(0, Math.max(0, resultIndices.length - kept));
+  }
+
+  /**
+   * Decides one candidate (by index into `messages`): its replacement and the
+   * tokens that saves, or `null` when it stays (an error, small, already
+   * rewritten, skipped, or a placeholder no smaller). Protection is the
+   * caller's. Synchronous when the counter is. Not part of the public API.
+   */
+  pruner(
+    messages: readonly BaseMessage[],
+    counts: MessageCounts,
+    counter: MessageCounter,
+  ): (index: number) => PruneDecision | null | Promise<PruneDecision | null> {
+    let names: Map<string, string> | undefined;
+    // One placeholder per tool name, rendered once.
+    const placeholders = new Map<string, string>();
+    return (index) => {
+      const message = messages[index] as ToolMessage;
+      if (!this.prunable(message)) return null;
+      const originalTokens = counts.of(index);
+      if (originalTokens <= this.minTokens) return null;
+      let toolName = typeof message.name === "string" && message.name !== "" ? message.name : undefined;
+      if (toolName === undefined) toolName = (names ??= callNames(messages)).get(message.tool_call_id) ?? "the tool";
+      let text = placeholders.get(toolName);
+      if (text === undefined) {
+        text = renderPlaceholder(this.placeholder, toolName);
+        placeholders.set(toolName, text);
+      }
+      const replacement = prunedResult(message, text, originalTokens);
+      // A placeholder no smaller than the result would only cost the model its output.
+      const decide = (replacementTokens: number): PruneDecision | null =>
+        replacementTokens >= originalTokens ? null : { replacement, saved: originalTokens - replacementTokens };
+      const counted = countOne(replacement, counter, this.cache);
+      return typeof counted === "number" ? decide(counted) : counted.then(decide);
+    };
   }
 
   private prunable(message: ToolMessage): boolean {

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue, reasonOf, TokenCounterError } from "../errors";
-import { approximateTokenCounter } from "./approximate";
+import { approximateMessageTokens, approximateTokenCounter } from "./approximate";
 import type { TokenCountCache } from "./cache";
 import type { TokenCounterLike } from "./types";
 
@@ -17,6 +17,8 @@ export interface MessageCounter {
  */
 export function resolveTokenCounter(counter: TokenCounterLike | undefined, optionName = "tokenCounter"): MessageCounter {
   const chosen = counter ?? approximateTokenCounter;
+  // The built-in estimate counts one message without wrapping it in a list (the same number, no allocation per message).
+  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens };
   if (typeof chosen === "function") {
     return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]) };
   }
@@ -55,9 +57,10 @@ export class MessageCounts {
    * compaction of a long history reads a few dozen), an array once every
    * message is wanted.
    */
-  private sparse: Map<number, number> | null = new Map();
+  private sparse: Map<number, number> | null = null;
   private dense: Float64Array | null = null;
-  private readonly pending = new Map<number, Promise<unknown>>();
+  /** Made on first use, like `sparse`: one message counted through the cache (a replacement) allocates no maps. */
+  private pending: Map<number, Promise<unknown>> | null = null;
   /**
    * The sum of every count known so far. Each is finite, but their sum may not
    * be (a counter returning 1e308 twice): every total the rules form is a sum
@@ -70,6 +73,8 @@ export class MessageCounts {
     private readonly counter: MessageCounter,
     private readonly cache: TokenCountCache | null,
   ) {
+    // A short list (one replacement, one new step) is dense from the start: no map for a handful of counts.
+    if (messages.length <= 16) this.dense = new Float64Array(messages.length).fill(Number.NaN);
   }
 
   /** The tokens of message `index`, counting it now if needed. */
@@ -83,7 +88,7 @@ export class MessageCounts {
     if (isThenable(result)) {
       const promise = Promise.resolve(result);
       promise.catch(() => undefined); // awaited (and its error reported) by countAll
-      this.pending.set(index, promise);
+      (this.pending ??= new Map()).set(index, promise);
       throw ASYNC_COUNT_NEEDED;
     }
     return this.accept(index, result);
@@ -100,7 +105,7 @@ export class MessageCounts {
   async countAll(): Promise<void> {
     if (this.dense === null) {
       this.dense = new Float64Array(this.messages.length).fill(Number.NaN);
-      for (const [index, value] of this.sparse!) this.dense[index] = value;
+      if (this.sparse !== null) for (const [index, value] of this.sparse) this.dense[index] = value;
       this.sparse = null;
     }
     const work: Promise<void>[] = [];
@@ -112,7 +117,7 @@ export class MessageCounts {
         this.record(index, cached);
         continue;
       }
-      const started = this.pending.get(index) ?? this.call(index);
+      const started = this.pending?.get(index) ?? this.call(index);
       if (!isThenable(started)) {
         this.accept(index, started);
         continue;
@@ -126,7 +131,7 @@ export class MessageCounts {
         ),
       );
     }
-    this.pending.clear();
+    this.pending = null;
     await Promise.all(work);
   }
 
@@ -165,24 +170,25 @@ export class MessageCounts {
       );
     }
     if (this.dense !== null) this.dense[index] = value;
-    else this.sparse!.set(index, value);
+    else (this.sparse ??= new Map()).set(index, value);
     return value;
   }
 
   private known(index: number): number | undefined {
-    if (this.dense === null) return this.sparse!.get(index);
+    if (this.dense === null) return this.sparse === null ? undefined : this.sparse.get(index);
     const value = this.dense[index]!;
     return Number.isNaN(value) ? undefined : value;
   }
 
   private accept(index: number, value: unknown): number {
-    const where = `for the message at index ${index} (${this.typeAt(index)})`;
+    // Described only when wrong: this runs once per message counted.
+    const where = () => `for the message at index ${index} (${this.typeAt(index)})`;
     if (typeof value !== "number") {
-      throw new TypeError(`${this.counter.label} returned ${describeValue(value)} ${where}; a token count must be a number`);
+      throw new TypeError(`${this.counter.label} returned ${describeValue(value)} ${where()}; a token count must be a number`);
     }
     if (!Number.isFinite(value) || value < 0) {
       throw new RangeError(
-        `${this.counter.label} returned ${describeValue(value)} ${where}; a token count must be a finite number of at least 0`,
+        `${this.counter.label} returned ${describeValue(value)} ${where()}; a token count must be a finite number of at least 0`,
       );
     }
     this.record(index, value);
@@ -200,5 +206,7 @@ export async function countTotal(
   if (messages.length === 0) return 0;
   const counts = new MessageCounts(messages, counter, cache);
   await counts.countAll();
-  return counts.sum([...messages.keys()]);
+  let total = 0;
+  for (let index = 0; index < messages.length; index += 1) total += counts.of(index);
+  return total;
 }

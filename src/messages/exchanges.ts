@@ -30,24 +30,42 @@ export function toolCallIdsOf(message: BaseMessage): readonly string[] {
  * one array instead of one array per message.
  */
 export function collectToolCallIds(message: BaseMessage, out: string[]): number {
-  if (!isAI(message)) return 0;
-  // Written out without helpers or closures: this runs once per AI message of every new history.
+  return isAI(message) ? collectAssistantCallIds(message, out) : 0;
+}
+
+/** Appends an id found in a call or block, unless this message already gave it. */
+function pushCallId(item: unknown, key: "id" | "call_id", out: string[], start: number): void {
+  if (typeof item !== "object" || item === null) return;
+  const id = (item as { id?: unknown; call_id?: unknown })[key];
+  if (typeof id === "string" && id.length > 0 && (out.length === start || out.indexOf(id, start) < 0)) out.push(id);
+}
+
+/**
+ * {@link collectToolCallIds} for a message already known to be an assistant
+ * message. Written out without helper arrays or closures: it runs once per AI
+ * message of every new history, and the usual message (parsed `tool_calls`,
+ * string content, nothing else) costs a few field reads.
+ */
+export function collectAssistantCallIds(message: BaseMessage, out: string[]): number {
   const start = out.length;
-  const lists = [message.tool_calls, message.invalid_tool_calls, (message.additional_kwargs as { tool_calls?: unknown } | undefined)?.tool_calls];
-  for (const list of lists) {
-    if (!Array.isArray(list)) continue;
-    for (const item of list as unknown[]) {
-      const id = typeof item === "object" && item !== null ? (item as { id?: unknown }).id : undefined;
-      if (typeof id === "string" && id.length > 0 && out.indexOf(id, start) < 0) out.push(id);
-    }
-  }
+  const ai = message as BaseMessage & { tool_calls?: unknown; invalid_tool_calls?: unknown };
+  const calls = ai.tool_calls;
+  if (Array.isArray(calls)) for (let k = 0; k < calls.length; k += 1) pushCallId(calls[k], "id", out, start);
+  const invalid = ai.invalid_tool_calls;
+  if (Array.isArray(invalid)) for (let k = 0; k < invalid.length; k += 1) pushCallId(invalid[k], "id", out, start);
+  const kwargs = message.additional_kwargs as { tool_calls?: unknown } | undefined;
+  const raw = kwargs === undefined || kwargs === null ? undefined : kwargs.tool_calls;
+  if (Array.isArray(raw)) for (let k = 0; k < raw.length; k += 1) pushCallId(raw[k], "id", out, start);
   const content: unknown = message.content;
   if (Array.isArray(content)) {
     for (const block of content as unknown[]) {
       if (typeof block !== "object" || block === null) continue;
-      const { type, id, call_id: callId } = block as { type?: unknown; id?: unknown; call_id?: unknown };
-      const found = type === "tool_use" || type === "tool_call" ? id : type === "function_call" ? (callId ?? id) : undefined;
-      if (typeof found === "string" && found.length > 0 && out.indexOf(found, start) < 0) out.push(found);
+      const type = (block as { type?: unknown }).type;
+      if (type === "tool_use" || type === "tool_call") pushCallId(block, "id", out, start);
+      else if (type === "function_call") {
+        const { id, call_id: callId } = block as { id?: unknown; call_id?: unknown };
+        pushCallId({ id: callId ?? id }, "id", out, start);
+      }
     }
   }
   return out.length - start;

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { assertMessageAt, assertMessagesFrom, describeValue, reasonOf } from "../errors";
-import { asksForTools, collectToolCallIds } from "./exchanges";
+import { asksForTools, collectAssistantCallIds } from "./exchanges";
 import { isSummaryMessage } from "./compaction-metadata";
 import { compactionNoteMetadata } from "./note";
 import { PrefixMemory } from "./prefix-memory";
@@ -104,6 +104,25 @@ interface Epoch {
   saved: { turn: number; caller: number; step: number; anchor: number; taskStart: number; systemEnd: number };
 }
 
+/** A growable list of 32-bit integers, reused from one extension to the next (no array growth, nothing for the GC to copy). */
+class IntList {
+  data = new Int32Array(64);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const next = new Int32Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length] = value;
+    this.length += 1;
+  }
+}
+
+/** What registering an id returns when the id was already there and the map was written over (see `addOwner`). */
+const REPEATED_ID = -1;
+
 /** Undo entries kept for the current task before the oldest epochs are forgotten (then a new task relays the list). */
 const TRAIL_LIMIT = 200_000;
 
@@ -129,13 +148,37 @@ class LayoutEngine {
 
   private roles = new Uint8Array(64);
   private asks = new Uint8Array(64);
+  /** For the messages being laid out (indexed from `base`): the id each result answers. */
   private resultIds: (string | undefined)[] = [];
+  /**
+   * For the results being laid out (indexed from `base`): where their id
+   * stands in `ownerIds` when the latest message asking for tools before them
+   * asked for it (the usual case, found without a map lookup), else -1.
+   */
+  private resultAsked = new IntList();
+  private base = 0;
   /** The call ids asked for by the messages being laid out, with the index of the message asking for each. */
   private ownerIds: string[] = [];
-  private ownerAt: number[] = [];
+  private ownerAt = new IntList();
+  private matched = new IntList();
+  private matchedSlots = new IntList();
   private unitOf = new Int32Array(64);
 
-  private first = new Map<string, number>();
+  /**
+   * Every call id asked for, with its slot: the slot holds the id's first
+   * owner (the earliest message asking for it) and whether a result answered
+   * it yet, in typed arrays, so that a result finds all it needs by one
+   * lookup of its id (or none, when it answers the call right before it).
+   */
+  private slotOf = new Map<string, number>();
+  /** Whether this conversation asked for some call id twice (then ids are looked up before they are added). */
+  private idsRepeat = false;
+  private slotCount = 0;
+  private slotOwner = new Int32Array(64);
+  private slotAnswered = new Uint8Array(64);
+  /** The slot of each id in `ownerIds`, in the same order. */
+  private ownerSlots = new Int32Array(64);
+  /** Later owners of an id (messages asking for an id an earlier message asked for): rare, so by id. */
   private more = new Map<string, number[]>();
   /** Ids answered by a result that no call asks for (yet), with that result's index. */
   private unmatched = new Map<string, number>();
@@ -218,7 +261,7 @@ class LayoutEngine {
 
   /** Undoes stretches until the state describes a prefix of length at most `target`. */
   private rewind(target: number): void {
-    this.changed = { turn: true, step: true, notes: true, loose: true };
+    // Each undo action marks the lists it changes, so a list the undone stretches never touched is handed out as it was.
     while (this.n > target) {
       const epoch = this.epochs.pop();
       if (epoch === undefined || epoch.trail === null) {
@@ -234,9 +277,10 @@ class LayoutEngine {
   }
 
   private reset(): void {
-    const checkAs = this.checkAs;
+    const { checkAs, idsRepeat } = this;
     Object.assign(this, new LayoutEngine());
     this.checkAs = checkAs;
+    this.idsRepeat = idsRepeat;
   }
 
   // -------------------------------------------------------------------------
@@ -252,7 +296,12 @@ class LayoutEngine {
     const from = this.n;
     const to = messages.length;
     // A state holding history only, with nothing after it, lost its task message (undone): relay from the start.
-    if (from === to) return this.taskStart >= from && from > this.systemEnd ? 0 : -1;
+    if (from === to) {
+      if (this.taskStart >= from && from > this.systemEnd) return 0;
+      // The task message was undone and only instructions are left: no task (an anchor past the end is stale).
+      if (this.anchor >= from) this.anchor = -1;
+      return -1;
+    }
     this.readFacts(messages, from, to);
     const systemEnd = this.systemEnd === from ? leadingSystemEnd(this.roles, from, to) : this.systemEnd;
     let anchor = -1;
@@ -265,7 +314,8 @@ class LayoutEngine {
     const historyState = this.taskStart >= from;
     if (anchor >= 0 && !historyState) return this.taskStart; // the task so far becomes history
     if (anchor < 0 && historyState && from > systemEnd) return 0; // the task message is gone: the anchor moved back
-    const { ownerIds, ownerAt } = this;
+    const ownerIds = this.ownerIds;
+    const ownerAt = this.ownerAt.data;
     if (this.unmatched.size > 0) {
       for (const id of ownerIds) {
         const answeredEarlier = this.unmatched.get(id);
@@ -273,36 +323,50 @@ class LayoutEngine {
       }
     }
 
-    const taskAnchor = anchor >= 0 ? anchor : this.anchor;
+    // An anchor at or past `from` belongs to an undone stretch (the task message was cut off): there is none now.
+    const taskAnchor = anchor >= 0 ? anchor : this.anchor >= from ? -1 : this.anchor;
     const taskStart = historyState ? (anchor >= 0 ? anchor : systemEnd) : this.taskStart;
     this.systemEnd = systemEnd;
     // History up to the new task (never undone piecewise), then the task's stretch (undoable).
     const history: Epoch | null = taskStart > from ? this.openEpoch(from, taskStart, null) : null;
     const task: Epoch = this.openEpoch(Math.max(from, taskStart), to, []);
-    const epochOf = (index: number): Epoch => (history !== null && index < history.end ? history : task);
 
     // Owners of every call id, in the stretch of the message that asks.
-    const laterOwners: [string, number][] = [];
+    const laterOwners: [number, number][] = [];
+    if (this.ownerSlots.length < ownerIds.length) this.ownerSlots = new Int32Array(Math.max(ownerIds.length, this.ownerSlots.length * 2));
     for (let k = 0; k < ownerIds.length; k += 1) {
       const at = ownerAt[k]!;
-      this.useLog(epochOf(at));
-      this.addOwner(ownerIds[k]!, at, laterOwners);
+      this.useLog(history !== null && at < history.end ? history : task);
+      const slot = this.addOwner(ownerIds[k]!, at, laterOwners);
+      if (slot === REPEATED_ID) {
+        // The first id asked for twice: from now on every id is looked up before it is added. Relaid once.
+        this.useLog(null);
+        this.reset();
+        this.idsRepeat = true;
+        return 0;
+      }
+      this.ownerSlots[k] = slot;
     }
 
-    const matched: number[] = [];
+    const { matched, matchedSlots } = this;
+    matched.length = 0;
+    matchedSlots.length = 0;
     this.anchor = taskAnchor;
     if (history !== null) {
       this.useLog(history);
-      this.place(Math.max(from, systemEnd), history.end, matched);
+      this.place(Math.max(from, systemEnd), history.end);
     }
     this.useLog(task);
     task.saved = this.saveScalars(task.start, taskStart);
-    this.place(Math.max(task.start, systemEnd), to, matched);
-    this.joinResults(matched, laterOwners, history, task);
+    this.place(Math.max(task.start, systemEnd), to);
+    this.joinResults(laterOwners, history, task);
 
     this.useLog(null);
     this.n = to;
     this.taskStart = taskStart;
+    // A history stretch cannot be undone piecewise: rewinding into it (or before it) relays the list, so the
+    // stretches before it are forgotten and it stands in the stack as the point where undoing stops.
+    if (history !== null) this.epochs = [history];
     this.epochs.push(task);
     this.trimTrail();
     return -1;
@@ -339,21 +403,51 @@ class LayoutEngine {
       this.asks = grow(this.asks, (n) => new Uint8Array(n));
       this.unitOf = grow(this.unitOf, (n) => new Int32Array(n));
     }
-    this.resultIds.length = from;
-    this.ownerIds = [];
-    this.ownerAt = [];
+    const { resultIds, ownerIds, ownerAt, resultAsked, roles, asks: asksAt } = this;
+    this.base = from;
+    // Sized once and written by index: pushing 100,000 entries would regrow (and copy) the array again and again.
+    if (resultIds.length < to - from) resultIds.length = to - from;
+    resultAsked.length = 0;
+    ownerIds.length = 0;
+    ownerAt.length = 0;
+    // Where the ids of the latest message asking for tools stand in `ownerIds`.
+    let askedFrom = 0;
+    let askedTo = 0;
     const checkAs = this.checkAs;
     for (let i = from; i < to; i += 1) {
       const message = messages[i]!;
       // Checked in the same pass that reads it: one pass over a new history, not two.
       if (checkAs !== null) assertMessageAt(messages, i, checkAs);
       try {
-        const role = roleCode(message);
-        const added = role === AI ? collectToolCallIds(message, this.ownerIds) : 0;
-        for (let k = 0; k < added; k += 1) this.ownerAt.push(i);
-        this.roles[i] = role;
-        this.asks[i] = role === AI && asksForTools(message, added) ? 1 : 0;
-        this.resultIds.push(role === TOOL ? toolCallIdOf(message) : undefined);
+        // The usual types are read here directly (one read of `type`); the rest, and ChatMessage roles, through `roleCode`.
+        const type = message.type;
+        const role = type === "tool" ? TOOL : type === "ai" ? AI : roleCode(message);
+        let asks = 0;
+        let resultId: string | undefined;
+        let asked = -1;
+        if (role === AI) {
+          const added = collectAssistantCallIds(message, ownerIds);
+          for (let k = 0; k < added; k += 1) ownerAt.push(i);
+          if (added > 0) {
+            askedTo = ownerIds.length;
+            askedFrom = askedTo - added;
+          }
+          asks = added > 0 || asksForTools(message, 0) ? 1 : 0;
+        } else if (role === TOOL) {
+          resultId = type === "tool" ? idOfResult(message) : toolCallIdOf(message);
+          if (resultId !== undefined) {
+            for (let k = askedFrom; k < askedTo; k += 1) {
+              if (ownerIds[k] === resultId) {
+                asked = k;
+                break;
+              }
+            }
+          }
+        }
+        roles[i] = role;
+        asksAt[i] = asks;
+        resultIds[i - from] = resultId;
+        resultAsked.push(asked);
       } catch (error) {
         // A message whose getters throw is named here, not left to crash as "Cannot read properties of ...".
         throw new TypeError(`\`messages[${i}]\` cannot be read as a message: ${reasonOf(error)}`, { cause: error });
@@ -362,26 +456,50 @@ class LayoutEngine {
     }
   }
 
-  private addOwner(id: string, index: number, laterOwners: [string, number][]): void {
-    const raw = this.first.get(id);
-    const owner = raw === undefined ? undefined : ownerIn(raw);
-    if (owner === undefined) {
-      this.first.set(id, index);
-      if (this.logging) this.record(() => this.first.delete(id));
-      return;
+  /** Registers message `index` as asking for `id`; returns the id's slot. */
+  private addOwner(id: string, index: number, laterOwners: [number, number][]): number {
+    let existing: number | undefined;
+    if (this.idsRepeat) existing = this.slotOf.get(id);
+    else {
+      // Until an id repeats, one map operation per id: insert it, and tell a repeat by the map not growing.
+      const size = this.slotOf.size;
+      this.slotOf.set(id, this.slotCount);
+      if (this.slotOf.size === size) return REPEATED_ID; // its slot was overwritten: the caller relays the list
     }
-    if (owner === index) return;
+    if (existing === undefined) {
+      const slot = this.slotCount;
+      if (this.slotOwner.length <= slot) {
+        const owners = new Int32Array(this.slotOwner.length * 2);
+        owners.set(this.slotOwner);
+        this.slotOwner = owners;
+        const answered = new Uint8Array(owners.length);
+        answered.set(this.slotAnswered);
+        this.slotAnswered = answered;
+      }
+      this.slotOwner[slot] = index;
+      this.slotAnswered[slot] = 0;
+      this.slotCount = slot + 1;
+      if (this.idsRepeat) this.slotOf.set(id, slot);
+      if (this.logging) this.record(() => {
+        this.slotOf.delete(id);
+        this.slotCount = slot;
+      });
+      return slot;
+    }
+    const slot = existing;
+    if (this.slotOwner[slot] === index) return slot;
     let list = this.more.get(id);
     if (list === undefined) {
       list = [];
       this.more.set(id, list);
       if (this.logging) this.record(() => this.more.delete(id));
     }
-    if (list[list.length - 1] === index) return;
+    if (list[list.length - 1] === index) return slot;
     list.push(index);
     const owners = list;
     if (this.logging) this.record(() => owners.pop());
-    laterOwners.push([id, index]);
+    laterOwners.push([slot, index]);
+    return slot;
   }
 
   /**
@@ -396,7 +514,9 @@ class LayoutEngine {
    *   id falls back to the calling AI message right before it;
    * - compaction notes belong to no unit.
    */
-  private place(from: number, to: number, matched: number[]): void {
+  private place(from: number, to: number): void {
+    const { matched, matchedSlots, resultIds, base } = this;
+    const resultAsked = this.resultAsked.data;
     const anchor = this.anchor;
     for (let i = from; i < to; i += 1) {
       const role = this.roles[i]!;
@@ -408,9 +528,12 @@ class LayoutEngine {
       }
       const inHistory = i < anchor;
       if (role === TOOL) {
-        const id = this.resultIds[i];
-        if (id !== undefined && this.first.has(id)) {
+        const id = resultIds[i - base];
+        const asked = resultAsked[i - base]!;
+        const slot = asked >= 0 ? this.ownerSlots[asked]! : id === undefined ? -1 : (this.slotOf.get(id) ?? -1);
+        if (slot >= 0) {
           matched.push(i);
+          matchedSlots.push(slot);
           continue; // placed with its call below; the run of results goes on
         }
         if (id !== undefined && !this.unmatched.has(id)) {
@@ -444,34 +567,47 @@ class LayoutEngine {
    * is first answered; an owner that comes later is joined on its own: linear
    * however many messages share one id.
    */
-  private joinResults(matched: readonly number[], laterOwners: readonly [string, number][], history: Epoch | null, task: Epoch): void {
+  private joinResults(laterOwners: readonly [number, number][], history: Epoch | null, task: Epoch): void {
     // History's joins first, then the task's: undoing the task then leaves history exactly as it was.
     // (Which unit absorbs which does not depend on the order, only on what is joined.)
     const split = history === null ? 0 : history.end;
-    const passes: [Epoch, number[], [string, number][]][] = [];
-    if (history === null) passes.push([task, matched as number[], laterOwners as [string, number][]]);
+    const { slotOwner, slotAnswered, matched, matchedSlots } = this;
+    const passes: [Epoch, Int32Array, Int32Array, number, [number, number][]][] = [];
+    if (history === null) passes.push([task, matched.data, matchedSlots.data, matched.length, laterOwners as [number, number][]]);
     else {
-      const early: number[] = [];
+      // Results are sorted into the stretch that decides them in place: those of history first, then the task's.
+      const results = matched.data;
+      const slots = matchedSlots.data;
       const late: number[] = [];
-      for (const result of matched) {
-        const owner = ownerIn(this.first.get(this.resultIds[result]!)!);
-        (Math.max(result, owner) < split ? early : late).push(result);
+      let early = 0;
+      for (let m = 0; m < matched.length; m += 1) {
+        const result = results[m]!;
+        const slot = slots[m]!;
+        if (result < split && slotOwner[slot]! < split) {
+          results[early] = result;
+          slots[early] = slot;
+          early += 1;
+        } else late.push(result, slot);
       }
-      passes.push([history, early, laterOwners.filter(([, other]) => other < split)]);
-      passes.push([task, late, laterOwners.filter(([, other]) => other >= split)]);
+      for (let m = 0; m < late.length; m += 2) {
+        results[early + m / 2] = late[m]!;
+        slots[early + m / 2] = late[m + 1]!;
+      }
+      passes.push([history, results, slots, early, laterOwners.filter(([, other]) => other < split)]);
+      passes.push([task, results.subarray(early), slots.subarray(early), matched.length - early, laterOwners.filter(([, other]) => other >= split)]);
     }
-    for (const [pass, results, owners] of passes) {
+    for (const [pass, results, slots, count, owners] of passes) {
       this.useLog(pass);
-      for (const result of results) {
-        const id = this.resultIds[result]!;
-        const raw = this.first.get(id)!;
-        const owner = ownerIn(raw);
+      for (let m = 0; m < count; m += 1) {
+        const result = results[m]!;
+        const slot = slots[m]!;
+        const owner = slotOwner[slot]!;
         const unit = this.unitOf[owner]!;
-        if (raw >= 0) {
-          // First answered now: marked in the owner map itself (one entry per id, no second set to keep).
-          this.first.set(id, ~owner);
-          if (this.logging) this.record(() => this.first.set(id, owner));
-          const others = this.more.get(id);
+        if (slotAnswered[slot] === 0) {
+          // First answered now.
+          slotAnswered[slot] = 1;
+          if (this.logging) this.record(() => (this.slotAnswered[slot] = 0));
+          const others = this.more.size === 0 ? undefined : this.more.get(this.resultIds[result - this.base]!);
           if (others !== undefined) {
             for (const other of others) {
               layoutWork.ownerVisits += 1;
@@ -483,9 +619,8 @@ class LayoutEngine {
         if (result < pass.start) pass.dependents = Math.min(pass.dependents, result);
         this.join(unit, result);
       }
-      for (const [id, other] of owners) {
-        const raw = this.first.get(id)!;
-        if (raw < 0) this.union(this.unitOf[~raw]!, this.unitOf[other]!);
+      for (const [slot, other] of owners) {
+        if (slotAnswered[slot] === 1) this.union(this.unitOf[slotOwner[slot]!]!, this.unitOf[other]!);
       }
     }
   }
@@ -507,7 +642,10 @@ class LayoutEngine {
 
   private pushList(list: number[], value: number): void {
     list.push(value);
-    if (this.logging) this.record(() => list.pop());
+    if (this.logging) this.record(() => {
+      list.pop();
+      this.changed.notes = true;
+    });
     this.changed.notes = true;
   }
 
@@ -526,6 +664,7 @@ class LayoutEngine {
       this.parent.pop();
       this.comps.pop();
       if (list !== null) list.pop();
+      this.touch(kind);
     });
     return unit;
   }
@@ -662,9 +801,10 @@ class LayoutEngine {
   }
 }
 
-/** The first owner of an id, from its entry in the owner map (negative, `~owner`, once a result answered it). */
-function ownerIn(raw: number): number {
-  return raw < 0 ? ~raw : raw;
+/** The id a `ToolMessage` answers (`toolCallIdOf` without asking its role again). */
+function idOfResult(message: BaseMessage): string | undefined {
+  const id = (message as { tool_call_id?: unknown }).tool_call_id;
+  return typeof id === "string" && id.length > 0 ? id : undefined;
 }
 
 function leadingSystemEnd(roles: Uint8Array, from: number, to: number): number {

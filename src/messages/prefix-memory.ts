@@ -110,9 +110,12 @@ export class PrefixMemory<S> {
       const last = own.list[own.list.length - 1];
       if (last !== undefined && this.keeper.get(last) === own) this.keeper.delete(last);
     }
+    if (common === 0 && own.list.length === 0) own.list = messages.slice();
     const list = own.list;
-    list.length = common;
-    for (let i = common; i < messages.length; i += 1) list.push(messages[i]!);
+    // Overwritten in place, and shortened only when the new list is shorter: setting a long array's length and
+    // pushing again can make V8 trim its store and copy the whole list back on the next push.
+    for (let i = common; i < messages.length; i += 1) list[i] = messages[i]!;
+    if (list.length > messages.length) list.length = messages.length;
     const last = list[list.length - 1];
     if (last === undefined) return; // nothing to key it by: an empty list is cheap to redo
     this.keeper.set(last, own);

@@ -1,0 +1,97 @@
+/**
+ * `CompactionPipeline([pruning, sliding window]).compact` decides only the
+ * results the window can keep (`src/compactors/pruned-window.ts`). Its result
+ * must be the list the two stages give when run one after the other, as the
+ * pipeline runs any other stages: checked on messy histories, with every
+ * option the shortcut depends on, and with how often the shortcut was taken
+ * printed and required (a property that never takes it would prove nothing).
+ *
+ * Replay a failure with `FC_SEED=<printed seed>`.
+ */
+import type { BaseMessage } from "@langchain/core/messages";
+import * as fc from "fast-check";
+import { isDeepStrictEqual } from "node:util";
+import { CompactionPipeline, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
+import type { Compactor, TokenCounterLike } from "../../src";
+import { pruneThenSlide } from "../../src/compactors/pruned-window";
+import { agentConversation } from "../../bench/conversations";
+import { counterFor, messyPlanArbitrary, prepareMessyInput, resolveTarget, targetArbitrary, totalTokens } from "../support/messy";
+
+const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const numRuns = Number(process.env.FC_RUNS ?? 300);
+console.log(`fast-check seed ${seed}, ${numRuns} runs (FC_SEED / FC_RUNS override)`);
+
+/** What a message is, field by field: a replacement made twice is a different object with the same fields. */
+function fieldsOf(message: BaseMessage): unknown {
+  const { type, content, id, name, additional_kwargs: kwargs, response_metadata: metadata } = message;
+  const extra = message as { tool_call_id?: unknown; tool_calls?: unknown; status?: unknown };
+  return { type, content, id, name, kwargs, metadata, toolCallId: extra.tool_call_id, toolCalls: extra.tool_calls, status: extra.status };
+}
+
+/** The pipeline's own definition: each stage on the previous one's output, stopping once the list fits. */
+async function oneAfterTheOther(stages: Compactor[], messages: BaseMessage[], target: number, counter: TokenCounterLike): Promise<BaseMessage[] | null> {
+  if ((await totalTokens(counter, messages)) <= target) return null;
+  let current = messages;
+  let changed = false;
+  for (const stage of stages) {
+    const result = await stage.compact(current, target, counter);
+    if (result === null) continue;
+    current = result;
+    changed = true;
+    if ((await totalTokens(counter, current)) <= target) break;
+  }
+  return changed ? current : null;
+}
+
+describe("pruning then the sliding window, deciding only what the window keeps", () => {
+  test("gives the list the two stages give one after the other, on messy histories", async () => {
+    let shortcuts = 0;
+    let cases = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        messyPlanArbitrary(40),
+        targetArbitrary,
+        fc.constantFrom("approximate" as const, "tiktoken-o200k" as const),
+        fc.record({ minKeepResults: fc.integer({ min: 1, max: 4 }), minTokens: fc.integer({ min: 0, max: 60 }), minKeepSteps: fc.integer({ min: 0, max: 2 }) }),
+        async (plan, targetPlan, counterName, options) => {
+          const counter = counterFor(counterName);
+          const messages = await prepareMessyInput(plan, counter);
+          const target = resolveTarget(targetPlan, await totalTokens(counter, messages));
+          const stages = () => [
+            new ToolResultPruningCompactor({ cache: null, minKeepResults: options.minKeepResults, minTokens: options.minTokens }),
+            new SlidingWindowCompactor({ cache: null, minKeepSteps: options.minKeepSteps }),
+          ];
+          const expected = await oneAfterTheOther(stages(), messages, target, counter);
+          const [pruning, window] = stages() as [ToolResultPruningCompactor, SlidingWindowCompactor];
+          const shortcut = await pruneThenSlide(pruning, window, messages, target, counter, undefined);
+          const actual = await new CompactionPipeline(stages(), { cache: null }).compact(messages, target, counter);
+          cases += 1;
+          if (shortcut !== undefined) {
+            shortcuts += 1;
+            expect(shortcut.map(fieldsOf)).toEqual(expected?.map(fieldsOf));
+          }
+          if (!isDeepStrictEqual(actual?.map(fieldsOf), expected?.map(fieldsOf))) expect(actual?.map(fieldsOf)).toEqual(expected?.map(fieldsOf));
+        },
+      ),
+      { seed, numRuns },
+    );
+    console.log(`shortcut taken in ${shortcuts} of ${cases} cases`);
+    expect(shortcuts).toBeGreaterThan(cases / 20);
+  }, 600_000);
+
+  test("on a long agent history it decides far fewer results than pruning alone, with the same result", async () => {
+    const messages = agentConversation(1_200, 5);
+    const counter = counterFor("approximate");
+    const stages = () => [new ToolResultPruningCompactor({ cache: null }), new SlidingWindowCompactor({ cache: null })];
+    let counted = 0;
+    const countingCounter = (list: BaseMessage[]) => {
+      counted += list.length;
+      return (counter as (list: BaseMessage[]) => number)(list);
+    };
+    const expected = await oneAfterTheOther(stages(), messages, 20_000, counter);
+    const actual = await new CompactionPipeline(stages(), { cache: null }).compact(messages, 20_000, countingCounter);
+    expect(actual?.map(fieldsOf)).toEqual(expected?.map(fieldsOf));
+    // The stages one after the other count every message at least once; the shortcut, what the window reads and a little more.
+    expect(counted).toBeLessThan(messages.length / 2);
+  });
+});

@@ -1,0 +1,86 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
+import type { TokenCounterLike } from "../counting/types";
+import { layoutCheckedConversation } from "../messages/layout";
+import { throwIfAborted } from "./abort";
+import type { CompactOptions } from "./compactor";
+import type { SlidingWindowCompactor } from "./sliding-window";
+import type { ToolResultPruningCompactor } from "./tool-result-pruning";
+
+/**
+ * `compact` of the pipeline `[pruning, sliding window]` without deciding the
+ * results the window drops anyway: the same list as running the two stages
+ * in turn, at about the window's own cost on a long history.
+ *
+ * Why it is the same: the groups are walked newest first, as the window reads
+ * them, each message at the size pruning leaves it (a candidate result is
+ * decided as pruning decides it: counted, and replaced when eligible). Once
+ * the groups walked exceed the target, (1) pruning cannot reach the target
+ * (what it leaves of those groups alone exceeds it), so it prunes every
+ * eligible candidate, in whatever order; and (2) the window stops within the
+ * groups walked, so it reads no other group and keeps none but those and its
+ * newest `minKeepSteps` steps. Deciding the candidates of those groups alone
+ * gives the window the same sizes to read and the same messages to keep.
+ *
+ * Returns `undefined` when that does not hold or cannot be known cheaply
+ * (protected messages, an asynchronous counter, a history that does not
+ * exceed the target after pruning, a window that changes nothing): the
+ * caller then runs the stages one after the other.
+ */
+export async function pruneThenSlide(
+  pruning: ToolResultPruningCompactor,
+  window: SlidingWindowCompactor,
+  messages: BaseMessage[],
+  targetTokens: number,
+  tokenCounter: TokenCounterLike | undefined,
+  options: CompactOptions | undefined,
+): Promise<BaseMessage[] | undefined> {
+  if (pruning.protect !== undefined || window.protect !== undefined) return undefined;
+  const counter = resolveTokenCounter(tokenCounter);
+  const candidates = pruning.candidatesOf(messages);
+  if (candidates.length === 0) return undefined;
+  const isCandidate = new Uint8Array(messages.length);
+  for (const index of candidates) isCandidate[index] = 1;
+
+  const layout = layoutCheckedConversation(messages);
+  const counts = new MessageCounts(messages, counter, pruning.cache);
+  const prune = pruning.pruner(messages, counts, counter);
+  const pruned = messages.slice();
+  // Each candidate's size once pruning is done with it (NaN: not decided yet).
+  const after = new Float64Array(messages.length).fill(Number.NaN);
+  const sizeAfterPruning = async (index: number): Promise<number> => {
+    if (isCandidate[index] === 0) return counts.of(index);
+    if (Number.isNaN(after[index]!)) {
+      throwIfAborted(options?.signal);
+      const pending = prune(index);
+      const decision = pending === null || "replacement" in pending ? pending : await pending;
+      if (decision !== null) pruned[index] = decision.replacement;
+      after[index] = counts.of(index) - (decision === null ? 0 : decision.saved);
+    }
+    return after[index]!;
+  };
+  let tokens = 0;
+  let filled = false;
+  try {
+    const newestFirst = [...layout.steps].reverse().concat([...layout.turns].reverse());
+    for (const group of newestFirst) {
+      for (const index of group.members) tokens += await sizeAfterPruning(index);
+      if (tokens > targetTokens) {
+        filled = true;
+        break;
+      }
+    }
+    if (!filled) return undefined;
+    // The newest steps the window keeps whatever their size: their results as pruning leaves them.
+    for (let i = Math.max(0, layout.steps.length - window.minKeepSteps); i < layout.steps.length; i += 1) {
+      for (const index of layout.steps[i]!.members) await sizeAfterPruning(index);
+    }
+  } catch (error) {
+    if (error instanceof AsyncCountNeeded) return undefined;
+    throw error;
+  }
+  throwIfAborted(options?.signal);
+  // The rewritten list divides into the same groups (a replacement keeps its call id): the window is given them.
+  const result = await window.compactLaidOut(pruned, layout, targetTokens, tokenCounter, options);
+  return result ?? undefined;
+}
