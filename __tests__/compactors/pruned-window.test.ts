@@ -94,4 +94,25 @@ describe("pruning then the sliding window, deciding only what the window keeps",
     // The stages one after the other count every message at least once; the shortcut, what the window reads and a little more.
     expect(counted).toBeLessThan(messages.length / 2);
   });
+
+  test("a subclass of either stage is run as it is written: its own compact is called, no shortcut", async () => {
+    const messages = agentConversation(1_200, 5);
+    const calls: string[] = [];
+    class LoggedWindow extends SlidingWindowCompactor {
+      override async compact(...args: Parameters<SlidingWindowCompactor["compact"]>): Promise<BaseMessage[] | null> {
+        calls.push("window");
+        return super.compact(...args);
+      }
+    }
+    class LoggedPruning extends ToolResultPruningCompactor {
+      override async compact(...args: Parameters<ToolResultPruningCompactor["compact"]>): Promise<BaseMessage[] | null> {
+        calls.push("pruning");
+        return super.compact(...args);
+      }
+    }
+    await new CompactionPipeline([new ToolResultPruningCompactor({ cache: null }), new LoggedWindow({ cache: null })]).compact(messages, 20_000);
+    expect(calls).toEqual(["window"]);
+    await new CompactionPipeline([new LoggedPruning({ cache: null }), new SlidingWindowCompactor({ cache: null })]).compact(messages, 20_000);
+    expect(calls).toEqual(["window", "pruning"]);
+  });
 });

@@ -71,7 +71,9 @@ export class CompactionPipeline implements Compactor {
     const signal = options?.signal;
     const [first, second] = this.stages;
     // Pruning then the window, on a history the window will cut anyway: only the results it can keep are decided.
-    if (this.stages.length === 2 && first instanceof ToolResultPruningCompactor && second instanceof SlidingWindowCompactor) {
+    // Only for these very classes of this very build (a subclass may override `compact`, the other build's classes
+    // lay out with their own code): any other pair runs stage by stage below, with the same result.
+    if (this.stages.length === 2 && first?.constructor === ToolResultPruningCompactor && second?.constructor === SlidingWindowCompactor) {
       const fused = await pruneThenSlide(first, second, messages, targetTokens, tokenCounter, options);
       if (fused !== undefined) return fused;
     }
