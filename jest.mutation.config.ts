@@ -43,6 +43,10 @@ if (names !== null && names.some((name) => name === "" || name.includes(".."))) 
 
 const config: Config = {
   ...base,
+  // Transpile only (tsconfig.mutation.json: isolated modules, emitted as CommonJS): the tests are type-checked by
+  // `npm test` and `tsc`, and Stryker's TypeScript checker rejects a mutant that does not compile before any test
+  // runs; ts-jest's own type check made loading the three suites of one run 33 s instead of 10 s.
+  transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.mutation.json", diagnostics: false }] },
   testMatch: names === null ? ALL : names.map((name) => `<rootDir>/__tests__/${name}.test.ts`),
   testPathIgnorePatterns: NEVER,
 };
