@@ -15,15 +15,15 @@ import base from "./jest.config";
  */
 const SETS: Record<string, readonly string[]> = {
   messages: [
-    "compactor", "rules.direct", "shapes", "bad-input", "view-window", "compactors/shared-rules", "mutation-gaps/*",
+    "compactor", "rules.direct", "shapes", "bad-input", "view-window", "compactors/shared-rules", "rules/*",
   ],
-  counting: ["counting", "cache", "compactor", "bad-input", "hook", "mutation-gaps/*"],
+  counting: ["counting", "cache", "compactor", "bad-input", "hook", "rules/*"],
   compactors: [
     "compactor", "rules.direct", "shapes", "bad-input", "hook", "view-window", "compactors/pipeline",
     "compactors/shared-rules", "compactors/summarization", "compactors/tool-result-offload", "compactors/tool-result-pruning",
-    "mutation-gaps/*",
+    "rules/*",
   ],
-  integrations: ["integrations/*", "rules.direct", "view-window", "hook", "mutation-gaps/*"],
+  integrations: ["integrations/*", "rules.direct", "view-window", "hook", "rules/*"],
 };
 
 const ALL = ["**/*.test.ts"];
