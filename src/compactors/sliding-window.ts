@@ -146,6 +146,8 @@ export class SlidingWindowCompactor implements Compactor {
    * call ids (as pruning does), which divides into the same groups. Spares
    * laying out (and remembering) the rewritten list, so that the remembered
    * layout stays the one of the caller's history. Not part of the public API.
+   *
+   * @internal
    */
   async compactLaidOut(
     messages: BaseMessage[],

@@ -189,6 +189,8 @@ export class ToolResultPruningCompactor implements Compactor {
    * The results this stage may prune, oldest first: every tool result but
    * the newest `minKeepResults` and the trailing batch. Read from roles alone
    * (nothing is counted). Not part of the public API.
+   *
+   * @internal
    */
   candidatesOf(messages: readonly BaseMessage[]): number[] {
     const resultIndices: number[] = [];
@@ -202,6 +204,8 @@ export class ToolResultPruningCompactor implements Compactor {
    * tokens that saves, or `null` when it stays (an error, small, already
    * rewritten, skipped, or a placeholder no smaller). Protection is the
    * caller's. Synchronous when the counter is. Not part of the public API.
+   *
+   * @internal
    */
   pruner(
     messages: readonly BaseMessage[],
