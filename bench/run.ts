@@ -317,13 +317,15 @@ const BENCHMARKS_NOTES = `## How to read this
   exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
   nothing older. It returns the same list as the two stages one after the other (tested on messy histories), counting a
   few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results
-  are small, so more history fits) and builds and counts the replacements it keeps, hence somewhat more than the window's
-  cost. \`compactWithReport\` (what the integrations call) still runs the stages in turn: its report lists every pruned
+  are small, so more history fits) and builds and counts the replacements it keeps, hence more than the window's
+  cost: 1.8× to 2.7× of it at 2,500 messages in runs on this machine, so the 2× target is met only on some runs. \`compactWithReport\` (what the integrations call) still runs the stages in turn: its report lists every pruned
   result with its original tokens, which needs every result counted, one tokenization pass.
 - **Pruning alone** counts every message once (it must know whether the target is reached), writes each count to the
   token-count cache (a \`WeakMap\` entry per message, about as costly as an approximate count) and builds a replacement
   \`ToolMessage\` for each result it prunes (about 30,000 at 100,000 messages); with the approximate counter these three
-  are of the same order, so the ratio to one counting pass sits between 2× and 4.5× on this shared machine.
+  are of the same order, so the ratio to one counting pass is several passes (2× to 5.6× in runs on this machine, the
+  highest on a quiet one, where the approximate pass itself is fastest), above the 3× target. With tiktoken, where
+  counting dominates, pruning alone at 2,500 messages costs about one pass (1.05×).
 `;
 
 main().catch((error: unknown) => {
