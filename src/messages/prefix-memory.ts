@@ -104,18 +104,17 @@ export class PrefixMemory<S> {
   remember(entry: Remembered<S> | undefined, state: S, messages: readonly BaseMessage[], common: number): void {
     let own = entry as Entry<S> | undefined;
     if (own === undefined || own.state !== state) {
-      own = { list: [], state, ref: null };
-      common = 0;
+      own = { list: messages.slice(), state, ref: null };
     } else {
-      const last = own.list[own.list.length - 1];
-      if (last !== undefined && this.keeper.get(last) === own) this.keeper.delete(last);
+      const previous = own.list[own.list.length - 1];
+      if (previous !== undefined && this.keeper.get(previous) === own) this.keeper.delete(previous);
+      // Overwritten in place, and shortened only when the new list is shorter: setting a long array's length and
+      // pushing again can make V8 trim its store and copy the whole list back on the next push.
+      const list = own.list;
+      for (let i = common; i < messages.length; i += 1) list[i] = messages[i]!;
+      if (list.length > messages.length) list.length = messages.length;
     }
-    if (common === 0 && own.list.length === 0) own.list = messages.slice();
     const list = own.list;
-    // Overwritten in place, and shortened only when the new list is shorter: setting a long array's length and
-    // pushing again can make V8 trim its store and copy the whole list back on the next push.
-    for (let i = common; i < messages.length; i += 1) list[i] = messages[i]!;
-    if (list.length > messages.length) list.length = messages.length;
     const last = list[list.length - 1];
     if (last === undefined) return; // nothing to key it by: an empty list is cheap to redo
     this.keeper.set(last, own);
