@@ -80,6 +80,12 @@ describe("tool-call ids from every place a provider reads them", () => {
       },
     ],
     ["tool_use content blocks only (Anthropic)", () => new AIMessage({ content: [{ type: "tool_use", id: "x1", name: "f", input: {} }], tool_calls: [] })],
+    // OpenAI Responses items: `id` names the item, `call_id` the call its output answers.
+    [
+      "function_call content blocks only (OpenAI Responses), the call named by call_id",
+      () => new AIMessage({ content: [{ type: "function_call", id: "fc_item9", call_id: "x1", name: "f", arguments: "{}" }], tool_calls: [] }),
+    ],
+    ["function_call content blocks without call_id, named by id", () => new AIMessage({ content: [{ type: "function_call", id: "x1", name: "f", arguments: "{}" }], tool_calls: [] })],
   ];
 
   test.each(shapes)("%s: the result stays with its call in the task, and goes with it", async (_label, make) => {

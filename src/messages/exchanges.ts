@@ -62,10 +62,8 @@ export function collectAssistantCallIds(message: BaseMessage, out: string[]): nu
       if (typeof block !== "object" || block === null) continue;
       const type = (block as { type?: unknown }).type;
       if (type === "tool_use" || type === "tool_call") pushCallId(block, "id", out, start);
-      else if (type === "function_call") {
-        const { id, call_id: callId } = block as { id?: unknown; call_id?: unknown };
-        pushCallId({ id: callId ?? id }, "id", out, start);
-      }
+      // OpenAI Responses blocks name the call by `call_id`, falling back to `id`.
+      else if (type === "function_call") pushCallId(block, (block as { call_id?: unknown }).call_id == null ? "id" : "call_id", out, start);
     }
   }
   return out.length - start;
