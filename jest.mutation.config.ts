@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Config } from "jest";
 import base from "./jest.config";
 
@@ -49,6 +50,10 @@ const config: Config = {
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.mutation.json", diagnostics: false }] },
   testMatch: names === null ? ALL : names.map((name) => `<rootDir>/__tests__/${name}.test.ts`),
   testPathIgnorePatterns: NEVER,
+  // Absolute paths: Stryker reads `testEnvironment` before jest expands <rootDir>.
+  // Each mutant run loads only the test files that hold one of its covering tests (scripts/mutation/).
+  testEnvironment: join(__dirname, "scripts/mutation/recording-environment.cjs"),
+  testSequencer: join(__dirname, "scripts/mutation/covering-files-sequencer.cjs"),
 };
 
 export default config;

@@ -9,6 +9,9 @@ import type { MessageCounter } from "../counting/message-counts";
  * promise.
  */
 export function countOne(message: BaseMessage, counter: MessageCounter, cache: TokenCountCache | null): number | Promise<number> {
+  // A replacement counted before (the same stand-in met again) needs no list of one.
+  const cached = cache?.get(counter.key, message);
+  if (cached !== undefined) return cached;
   const counts = new MessageCounts([message], counter, cache);
   try {
     return counts.of(0);

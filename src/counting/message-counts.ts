@@ -152,6 +152,12 @@ export class MessageCounts {
     );
   }
 
+  private badCount(index: number, value: unknown): TypeError | RangeError {
+    const said = `${this.counter.label} returned ${describeValue(value)} for the message at index ${index} (${this.typeAt(index)})`;
+    if (typeof value !== "number") return new TypeError(`${said}; a token count must be a number`);
+    return new RangeError(`${said}; a token count must be a finite number of at least 0`);
+  }
+
   /** The message's type for an error message; a message whose getters throw is still reported, not rethrown from. */
   private typeAt(index: number): string {
     try {
@@ -181,16 +187,8 @@ export class MessageCounts {
   }
 
   private accept(index: number, value: unknown): number {
-    // Described only when wrong: this runs once per message counted.
-    const where = () => `for the message at index ${index} (${this.typeAt(index)})`;
-    if (typeof value !== "number") {
-      throw new TypeError(`${this.counter.label} returned ${describeValue(value)} ${where()}; a token count must be a number`);
-    }
-    if (!Number.isFinite(value) || value < 0) {
-      throw new RangeError(
-        `${this.counter.label} returned ${describeValue(value)} ${where()}; a token count must be a finite number of at least 0`,
-      );
-    }
+    // No closure or message text unless the value is wrong: this runs once per message counted.
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw this.badCount(index, value);
     this.record(index, value);
     this.cache?.set(this.counter.key, this.messages[index]!, value);
     return value;
