@@ -6,7 +6,8 @@
 // Stryker's dry run, the file of every test that ran; the sequencer then drops, for each mutant run, the files
 // that hold no test the pattern names. And, as Stryker's other runners bail, a mutant run stops running tests at
 // its first failure (the rest are skipped): one failing test is all a kill needs. So a mutant's verdict is the one
-// jest would give with every covering test run, for less.
+// jest would give with every covering test run, for less. (So Stryker's `disableBail` option, which asks for every
+// covering test's result, is not honoured with this configuration; this project does not use it.)
 "use strict";
 const { appendFileSync, readFileSync, rmSync } = require("node:fs");
 const { join } = require("node:path");
@@ -15,9 +16,14 @@ const { join } = require("node:path");
 const MAP_FILE = join(process.cwd(), ".stryker-covering-files.tsv");
 const ACTIVE_MUTANT = "__STRYKER_ACTIVE_MUTANT__";
 
+/** Set by Stryker in its worker processes: outside Stryker (jest run by hand with this config) nothing is recorded. */
+function underStryker() {
+  return process.env.STRYKER_MUTATOR_WORKER !== undefined;
+}
+
 /** True while Stryker's dry run (every test, no mutant active) is running. */
 function inDryRun(globalConfig) {
-  return process.env[ACTIVE_MUTANT] === undefined && !globalConfig.testNamePattern;
+  return underStryker() && process.env[ACTIVE_MUTANT] === undefined && !globalConfig.testNamePattern;
 }
 
 function fullName(test) {
@@ -49,4 +55,4 @@ function readMap() {
 /** The current jest run (one mutant's): has a test failed yet. Reset by the sequencer when a run starts. */
 const currentRun = { failed: false };
 
-module.exports = { MAP_FILE, ACTIVE_MUTANT, currentRun, inDryRun, fullName, readMap, appendFileSync, rmSync };
+module.exports = { MAP_FILE, ACTIVE_MUTANT, currentRun, underStryker, inDryRun, fullName, readMap, appendFileSync, rmSync };

@@ -2,7 +2,7 @@
 // The node test environment, plus: during Stryker's dry run, each test's file and full name go to the map file;
 // during a mutant's run, every test after the first failure is skipped (see covering-files.cjs).
 const { TestEnvironment } = require("jest-environment-node");
-const { MAP_FILE, ACTIVE_MUTANT, currentRun, fullName, appendFileSync } = require("./covering-files.cjs");
+const { MAP_FILE, ACTIVE_MUTANT, currentRun, underStryker, fullName, appendFileSync } = require("./covering-files.cjs");
 
 class RecordingEnvironment extends TestEnvironment {
   constructor(config, context) {
@@ -17,7 +17,7 @@ class RecordingEnvironment extends TestEnvironment {
       else if (event.name === "test_start" && currentRun.failed) event.test.mode = "skip";
       return;
     }
-    if (event.name !== "test_start") return;
+    if (event.name !== "test_start" || !underStryker()) return;
     // Names with a line break would split the map's lines: such a test's file is always kept (see the sequencer).
     const name = fullName(event.test);
     if (!name.includes("\n")) appendFileSync(MAP_FILE, `${this.testPath}\t${name}\n`);
