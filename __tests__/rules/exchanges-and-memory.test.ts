@@ -1,0 +1,120 @@
+/**
+ * Rules of `src/messages/exchanges.ts` and `prefix-memory.ts` that a mutation run of the deterministic suites showed
+ * unpinned (issue 12, TESTING.md); until then only the messy-input and layout-reuse properties reached them.
+ *
+ * - Where an assistant message's call ids are read from, each id once per message, and what is ignored.
+ * - Whether a message asks for tools at all (a result without an id may answer it).
+ * - What the prefix memory offers back: the exact common prefix, only an entry sharing more than half of its list.
+ */
+import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { asksForTools, collectAssistantCallIds, toolCallIdsOf } from "../../src/messages/exchanges";
+import { forgetRememberedLists, PrefixMemory } from "../../src/messages/prefix-memory";
+
+describe("the call ids of an assistant message", () => {
+  test("read from tool_calls, invalid_tool_calls, OpenAI's raw tool_calls and the call blocks, in that order", () => {
+    const message = new AIMessage({
+      content: [
+        "plain text",
+        null,
+        { type: "text", text: "thinking", id: "text_block" },
+        { type: "tool_use", id: "d", name: "read", input: {} },
+        { type: "tool_call", id: "e", name: "read", args: {} },
+        { type: "function_call", call_id: "f", id: "fc_item", name: "read", arguments: "{}" },
+        { type: "function_call", id: "g", name: "read", arguments: "{}" },
+      ] as never,
+      tool_calls: [{ id: "a", name: "search", args: {}, type: "tool_call" }],
+      invalid_tool_calls: [{ id: "b", name: "search", args: "{oops", error: "bad JSON", type: "invalid_tool_call" }],
+      additional_kwargs: { tool_calls: [{ id: "c", type: "function", function: { name: "search", arguments: "{}" } }] },
+    });
+    expect(toolCallIdsOf(message)).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
+  });
+
+  test("each id once per message, wherever it is repeated; empty ids and non-object entries are skipped", () => {
+    const message = new AIMessage({
+      content: [{ type: "tool_use", id: "a", name: "search", input: {} }] as never,
+      tool_calls: [{ id: "a", name: "search", args: {}, type: "tool_call" }, { id: "", name: "x", args: {}, type: "tool_call" }],
+      additional_kwargs: { tool_calls: [null, "a", { id: "a" }, { id: "b" }] as never },
+    });
+    expect(toolCallIdsOf(message)).toEqual(["a", "b"]);
+  });
+
+  test("an id an earlier message gave is this message's too: de-duplication is per message", () => {
+    const first = new AIMessage({ content: "", tool_calls: [{ id: "a", name: "s", args: {}, type: "tool_call" }] });
+    const second = new AIMessage({ content: "", tool_calls: [{ id: "a", name: "s", args: {}, type: "tool_call" }, { id: "a", name: "s", args: {}, type: "tool_call" }] });
+    const out: string[] = [];
+    expect(collectAssistantCallIds(first, out)).toBe(1);
+    expect(collectAssistantCallIds(second, out)).toBe(1);
+    expect(out).toEqual(["a", "a"]);
+  });
+
+  test("additional_kwargs missing or null is no call, not a crash; a human message has none", () => {
+    const bare = new AIMessage("done");
+    (bare as unknown as { additional_kwargs: unknown }).additional_kwargs = null;
+    expect(toolCallIdsOf(bare)).toEqual([]);
+    const human = new HumanMessage({ content: "hi", additional_kwargs: { tool_calls: [{ id: "x" }] as never } });
+    expect(toolCallIdsOf(human)).toEqual([]);
+  });
+});
+
+describe("whether a message asks for tools at all", () => {
+  const withCalls = (calls: unknown[]) => new AIMessage({ content: "", tool_calls: calls as never });
+
+  test("an id counted anywhere means yes, even with no parsed tool_calls", () => {
+    expect(asksForTools(withCalls([]), 1)).toBe(true);
+  });
+
+  test("parsed calls without ids mean yes; no calls mean no; a non-assistant message never asks", () => {
+    expect(asksForTools(withCalls([{ name: "search", args: {}, type: "tool_call" }]), 0)).toBe(true);
+    expect(asksForTools(withCalls([]), 0)).toBe(false);
+    expect(asksForTools(new AIMessage("just text"), 0)).toBe(false);
+    expect(asksForTools(new HumanMessage("hi"), 0)).toBe(false);
+  });
+});
+
+describe("the prefix memory", () => {
+  const list = (n: number, prefix = "m"): BaseMessage[] => [new SystemMessage("rules"), ...Array.from({ length: n }, (_, i) => new HumanMessage(`${prefix}${i}`))];
+
+  test("a new array holding the same messages recalls the entry with exactly their number in common", () => {
+    const memory = new PrefixMemory<string>();
+    const seen = list(5);
+    memory.remember(undefined, "state", seen, 0);
+    const again = memory.recall([...seen]);
+    expect(again.entry?.state).toBe("state");
+    expect(again.common).toBe(seen.length);
+    const longer = memory.recall([...seen, new HumanMessage("new")]);
+    expect(longer.common).toBe(seen.length);
+    const edited = [...seen];
+    edited[4] = new HumanMessage("edited");
+    expect(memory.recall(edited).common).toBe(4);
+  });
+
+  test("an entry is offered only when more than half of its list is shared", () => {
+    const memory = new PrefixMemory<string>();
+    const seen = list(5); // 6 messages
+    memory.remember(undefined, "state", seen, 0);
+    const half = [...seen.slice(0, 3), ...list(4, "other").slice(1)];
+    expect(memory.recall(half)).toEqual({ entry: undefined, common: 0 });
+    const more = [...seen.slice(0, 4), ...list(4, "other").slice(1)];
+    expect(memory.recall(more).common).toBe(4);
+  });
+
+  test("of two remembered lists the one sharing the longer prefix is offered", () => {
+    const memory = new PrefixMemory<string>();
+    const shared = list(3);
+    const a = [...shared, new HumanMessage("a")];
+    const b = [...shared.slice(0, 3), new HumanMessage("b1"), new HumanMessage("b2")];
+    memory.remember(undefined, "a", a, 0);
+    memory.remember(undefined, "b", b, 0);
+    const recalled = memory.recall([...a, new HumanMessage("next")]);
+    expect(recalled).toEqual({ entry: expect.objectContaining({ state: "a" }), common: a.length });
+  });
+
+  test("forgetRememberedLists forgets every entry", () => {
+    const memory = new PrefixMemory<string>();
+    const seen = list(2);
+    memory.remember(undefined, "state", seen, 0);
+    forgetRememberedLists();
+    expect(memory.recall([...seen])).toEqual({ entry: undefined, common: 0 });
+  });
+});
