@@ -326,9 +326,10 @@ const BENCHMARKS_NOTES = `## How to read this
   CPU profile of one cold call at 100,000 messages (about 290 ms on a quiet machine, the pass alone 80 ms): the counting
   pass 68 ms, the cache writes 60 ms (a \`WeakMap\` entry per message, 0.6 µs each), the 30,737 replacements 68 ms
   (half of it \`@langchain/core\`'s \`ToolMessage\` constructor), checking the list 17 ms, finding the candidates 12 ms.
-  Its loop makes no closure per message, and the short placeholders are counted without writing them to the cache (a
-  cache entry keyed by a just-made object costs about 2 µs, against 0.6 µs for an older message; a placeholder is
-  cheaper to count again than to remember). With the approximate counter those parts are of the same order, so the
+  Its loop makes no closure per message, and with the approximate counter the short placeholders are counted without
+  writing them to the cache (a cache entry keyed by a just-made object costs about 2 µs, against 0.6 µs for an older
+  message; the estimate of a placeholder costs less than that; with tiktoken, whose count costs more, they are
+  remembered, which keeps the pipeline's window from counting them again). With the approximate counter those parts are of the same order, so the
   ratio to one counting pass is several passes, above the 3× target; with \`cache: null\` the cache writes go, at the
   price of counting the whole list again on the next call. With tiktoken, where counting dominates, pruning alone at
   2,500 messages costs about one pass.

@@ -1,5 +1,6 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage, ToolMessageFields } from "@langchain/core/messages";
+import { approximateTokenCounter } from "../counting/approximate";
 import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
 import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
@@ -228,10 +229,11 @@ export class ToolResultPruningCompactor implements Compactor {
         placeholders.set(toolName, text);
       }
       const replacement = prunedResult(message, text, originalTokens);
-      // Counted without the cache: a placeholder is short, so counting it again later costs less than remembering
-      // it now (a cache entry keyed by a just-made object is the dearest write the cache has: about 2 µs each,
-      // against 0.4 µs for an older message, in V8's weak maps).
-      const counted = countOne(replacement, counter, null);
+      // With the built-in estimate a short placeholder is cheaper to count again than to remember: a cache entry
+      // keyed by a just-made object is the dearest write the cache has (about 2 µs, against 0.6 µs for an older
+      // message, in V8's weak maps), the estimate a fraction of that. Any other counter (tiktoken, a model's) is
+      // dearer than the write, and the window after this stage reads the kept placeholders again: remembered.
+      const counted = countOne(replacement, counter, counter.key === approximateTokenCounter ? null : this.cache);
       if (typeof counted === "number") return decision(replacement, originalTokens, counted);
       return counted.then((replacementTokens) => decision(replacement, originalTokens, replacementTokens));
     };
