@@ -117,4 +117,29 @@ describe("the prefix memory", () => {
     forgetRememberedLists();
     expect(memory.recall([...seen])).toEqual({ entry: undefined, common: 0 });
   });
+
+  test("remembering through the entry recalled extends it in place, shortens it, and takes the new state", () => {
+    const memory = new PrefixMemory<string>();
+    const seen = list(5); // 6 messages
+    memory.remember(undefined, "s1", seen, 0);
+    const grown = [...seen, new HumanMessage("new")];
+    const first = memory.recall(grown);
+    memory.remember(first.entry, "s1", grown, first.common);
+    const afterGrowth = memory.recall([...grown]);
+    expect(afterGrowth.entry).toBe(first.entry); // the same entry, updated
+    expect(afterGrowth.common).toBe(7);
+    expect(afterGrowth.entry?.list).toEqual(grown);
+
+    const shorter = grown.slice(0, 5);
+    const second = memory.recall(shorter);
+    expect(second.common).toBe(5);
+    memory.remember(second.entry, "s1", shorter, second.common);
+    const afterCut = memory.recall([...shorter]);
+    expect(afterCut.entry?.list).toHaveLength(5);
+    expect(afterCut.common).toBe(5);
+
+    memory.remember(afterCut.entry, "s2", shorter, afterCut.common);
+    expect(memory.recall([...shorter]).entry?.state).toBe("s2");
+  });
 });
+
