@@ -12,7 +12,7 @@ import type { MessageGroup } from "../messages/layout";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { withOutputLimit } from "./bounded-model";
 import type { CompactOptions, Compactor } from "./compactor";
-import { countEvery, countOne } from "./count-one";
+import { countOne } from "./count-one";
 import { assertProtect, pinnedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
@@ -216,7 +216,7 @@ export class SummarizationCompactor implements Compactor {
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounter);
     const inputCounts = new MessageCounts(messages, counter, this.cache);
-    const tokensBefore = await countEvery(inputCounts, messages.length);
+    const tokensBefore = await inputCounts.total();
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 

@@ -10,7 +10,7 @@ import type { OffloadedResultMetadata } from "../messages/compaction-metadata";
 import { isAI, isTool, toolCallIdOf, toolCallsOf } from "../messages/roles";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
-import { countEvery, countOne } from "./count-one";
+import { countOne } from "./count-one";
 import {
   assertOffloadStore,
   checkedNamespace,
@@ -168,7 +168,7 @@ export class ToolResultOffloadCompactor implements Compactor {
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounter);
     const counts = new MessageCounts(messages, counter, this.cache);
-    const tokensBefore = await countEvery(counts, messages.length);
+    const tokensBefore = await counts.total();
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 

@@ -12,7 +12,7 @@ import type { PrunedResultMetadata } from "../messages/compaction-metadata";
 import { isAI, isTool, toolCallsOf } from "../messages/roles";
 import { assertCompactOptions, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
-import { countEvery, countOne } from "./count-one";
+import { countOne } from "./count-one";
 import { assertProtect, pinnedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
@@ -158,7 +158,7 @@ export class ToolResultPruningCompactor implements Compactor {
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounter);
     const counts = new MessageCounts(messages, counter, this.cache);
-    const tokensBefore = await countEvery(counts, messages.length);
+    const tokensBefore = await counts.total();
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 

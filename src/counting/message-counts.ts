@@ -101,6 +101,14 @@ export class MessageCounts {
     return total;
   }
 
+  /** The tokens of the whole list: every message counted (awaiting an asynchronous counter), then summed. */
+  async total(): Promise<number> {
+    await this.countAll();
+    let total = 0;
+    for (let index = 0; index < this.messages.length; index += 1) total += this.of(index);
+    return total;
+  }
+
   /** Counts every message not yet counted, awaiting an asynchronous counter (calls run concurrently). */
   async countAll(): Promise<void> {
     if (this.dense === null) {
@@ -202,9 +210,5 @@ export async function countTotal(
   cache: TokenCountCache | null,
 ): Promise<number> {
   if (messages.length === 0) return 0;
-  const counts = new MessageCounts(messages, counter, cache);
-  await counts.countAll();
-  let total = 0;
-  for (let index = 0; index < messages.length; index += 1) total += counts.of(index);
-  return total;
+  return new MessageCounts(messages, counter, cache).total();
 }
