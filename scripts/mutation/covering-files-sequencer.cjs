@@ -1,7 +1,8 @@
 "use strict";
 // jest's default order, minus the test files that hold no test the run's `testNamePattern` names.
 const Sequencer = require("@jest/test-sequencer").default;
-const { MAP_FILE, currentRun, underStryker, inDryRun, readMap, rmSync } = require("./covering-files.cjs");
+const { rmSync } = require("node:fs");
+const { MAP_FILE, currentRun, underStryker, inDryRun, readMap } = require("./covering-files.cjs");
 
 class CoveringFilesSequencer extends Sequencer {
   constructor(options) {
@@ -15,8 +16,8 @@ class CoveringFilesSequencer extends Sequencer {
       rmSync(MAP_FILE, { force: true });
       return super.sort(tests);
     }
-    const pattern = this.globalConfig.testNamePattern;
     if (!underStryker()) return super.sort(tests);
+    const pattern = this.globalConfig.testNamePattern;
     const files = readMap();
     if (!pattern || files.size === 0) return super.sort(tests);
     const named = new RegExp(pattern, "i");

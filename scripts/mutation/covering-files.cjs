@@ -9,7 +9,7 @@
 // jest would give with every covering test run, for less. (So Stryker's `disableBail` option, which asks for every
 // covering test's result, is not honoured with this configuration; this project does not use it.)
 "use strict";
-const { appendFileSync, readFileSync, rmSync } = require("node:fs");
+const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 
 /** Written in the sandbox Stryker runs jest in, fresh for every Stryker run. */
@@ -55,4 +55,4 @@ function readMap() {
 /** The current jest run (one mutant's): has a test failed yet. Reset by the sequencer when a run starts. */
 const currentRun = { failed: false };
 
-module.exports = { MAP_FILE, ACTIVE_MUTANT, currentRun, underStryker, inDryRun, fullName, readMap, appendFileSync, rmSync };
+module.exports = { MAP_FILE, ACTIVE_MUTANT, currentRun, underStryker, inDryRun, fullName, readMap };

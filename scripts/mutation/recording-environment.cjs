@@ -2,7 +2,8 @@
 // The node test environment, plus: during Stryker's dry run, each test's file and full name go to the map file;
 // during a mutant's run, every test after the first failure is skipped (see covering-files.cjs).
 const { TestEnvironment } = require("jest-environment-node");
-const { MAP_FILE, ACTIVE_MUTANT, currentRun, underStryker, fullName, appendFileSync } = require("./covering-files.cjs");
+const { appendFileSync } = require("node:fs");
+const { MAP_FILE, ACTIVE_MUTANT, currentRun, underStryker, fullName } = require("./covering-files.cjs");
 
 class RecordingEnvironment extends TestEnvironment {
   constructor(config, context) {
