@@ -70,6 +70,9 @@ export interface StagesResult {
   pipelineColdMs: number;
   /** `ToolResultPruningCompactor.compact`, cold. */
   pruningColdMs: number;
+  /** `compactWithReport` (what the integrations call), cold: the sliding window, the pipeline. */
+  windowReportColdMs: number;
+  pipelineReportColdMs: number;
   /** Results the pruning stage rewrote. */
   pruned: number;
   /** Messages the counter was handed: window cold, pipeline cold. */
@@ -212,17 +215,25 @@ async function stages(task: WorkerTask, messages: BaseMessage[], counter: TokenC
   const windowRuns: number[] = [];
   const pipelineRuns: number[] = [];
   const pruningRuns: number[] = [];
-  const cold = async (make: (cache: TokenCountCache) => { compact: SlidingWindowCompactor["compact"] }, using: TokenCounter = counter) => {
+  const windowReportRuns: number[] = [];
+  const pipelineReportRuns: number[] = [];
+  type Made = Pick<SlidingWindowCompactor, "compact" | "compactWithReport">;
+  const cold = async (make: (cache: TokenCountCache) => Made, withReport = false) => {
     forgetRememberedLists();
     const compactor = make(new TokenCountCache());
-    return timeOnce(() => compactor.compact(messages, budget, using));
+    return timeOnce(() => (withReport ? compactor.compactWithReport(messages, budget, counter) : compactor.compact(messages, budget, counter)));
   };
   for (let run = 0; run < runs; run += 1) {
     floorRuns.push(await timeOnce(() => syncCount(counter, messages)));
     windowRuns.push(await cold(window));
     pipelineRuns.push(await cold(pipeline));
     pruningRuns.push(await cold(pruning));
-    progress(`stages run ${run + 1}: floor ${floorRuns.at(-1)!.toFixed(1)} ms, window ${windowRuns.at(-1)!.toFixed(1)} ms, pipeline ${pipelineRuns.at(-1)!.toFixed(1)} ms, pruning ${pruningRuns.at(-1)!.toFixed(1)} ms`);
+    windowReportRuns.push(await cold(window, true));
+    pipelineReportRuns.push(await cold(pipeline, true));
+    progress(
+      `stages run ${run + 1}: floor ${floorRuns.at(-1)!.toFixed(1)} ms, window ${windowRuns.at(-1)!.toFixed(1)} ms, pipeline ${pipelineRuns.at(-1)!.toFixed(1)} ms, ` +
+        `pruning ${pruningRuns.at(-1)!.toFixed(1)} ms, with reports: window ${windowReportRuns.at(-1)!.toFixed(1)} ms, pipeline ${pipelineReportRuns.at(-1)!.toFixed(1)} ms`,
+    );
   }
   // Untimed: what each handed to the counter, and how many results pruning rewrote.
   forgetRememberedLists();
@@ -237,6 +248,8 @@ async function stages(task: WorkerTask, messages: BaseMessage[], counter: TokenC
     windowColdMs: median(windowRuns),
     pipelineColdMs: median(pipelineRuns),
     pruningColdMs: median(pruningRuns),
+    windowReportColdMs: median(windowReportRuns),
+    pipelineReportColdMs: median(pipelineReportRuns),
     pruned: report.rewritten.length,
     countedWindow: probeWindow.messages(),
     countedPipeline: probePipeline.messages(),

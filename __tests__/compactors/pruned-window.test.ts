@@ -13,7 +13,8 @@ import * as fc from "fast-check";
 import { isDeepStrictEqual } from "node:util";
 import { CompactionPipeline, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
 import type { Compactor, TokenCounterLike } from "../../src";
-import { pruneThenSlide } from "../../src/compactors/pruned-window";
+import { pruneThenSlide, pruneThenSlideReports } from "../../src/compactors/pruned-window";
+import type { CompactionReport } from "../../src";
 import { agentConversation } from "../../bench/conversations";
 import { assertOnSeedsAsync, describeSeeds } from "../support/seeds";
 import { counterFor, messyPlanArbitrary, prepareMessyInput, resolveTarget, targetArbitrary, totalTokens } from "../support/messy";
@@ -76,6 +77,65 @@ describe("pruning then the sliding window, deciding only what the window keeps",
       numRuns,
     );
     console.log(`shortcut taken in ${shortcuts} of ${cases} cases`);
+    expect(shortcuts).toBeGreaterThan(cases / 20);
+  }, 600_000);
+
+  test("its report is the report of the two stages run one after the other, on messy histories", async () => {
+    // Subclasses are run as written, stage by stage: the reference.
+    class PlainPruning extends ToolResultPruningCompactor {}
+    class PlainWindow extends SlidingWindowCompactor {}
+    /** What the pipeline's own report says, with input messages by identity and made ones by their fields. */
+    const ownFields = (report: CompactionReport, input: readonly BaseMessage[]) => ({
+      messages: report.messages?.map(fieldsOf) ?? null,
+      removed: report.removed.map((message) => input.indexOf(message)),
+      rewritten: report.rewritten.map(({ original, replacement }) => [input.indexOf(original), fieldsOf(replacement)]),
+      added: report.added.map(fieldsOf),
+      tokens: [report.tokensBefore, report.tokensAfter],
+      keptCount: report.keptCount,
+      note: report.note === null ? null : fieldsOf(report.note),
+      stepsTrimmed: report.stepsTrimmed,
+      strategies: report.stages.map((stage) => stage.strategy),
+    });
+    let shortcuts = 0;
+    let cases = 0;
+    await assertOnSeedsAsync(
+      fc.asyncProperty(
+        messyPlanArbitrary(40),
+        targetArbitrary,
+        fc.constantFrom("approximate" as const, "tiktoken-o200k" as const),
+        fc.record({ minKeepResults: fc.integer({ min: 1, max: 4 }), minTokens: fc.integer({ min: 0, max: 60 }), minKeepSteps: fc.integer({ min: 0, max: 2 }) }),
+        async (plan, targetPlan, counterName, options) => {
+          const counter = counterFor(counterName);
+          const messages = await prepareMessyInput(plan, counter);
+          const tokensBefore = await totalTokens(counter, messages);
+          const target = resolveTarget(targetPlan, tokensBefore);
+          const pruningOptions = { cache: null, minKeepResults: options.minKeepResults, minTokens: options.minTokens };
+          const windowOptions = { cache: null, minKeepSteps: options.minKeepSteps };
+          const expected = await new CompactionPipeline([new PlainPruning(pruningOptions), new PlainWindow(windowOptions)], { cache: null })
+            .compactWithReport(messages, target, counter);
+          const pruning = new ToolResultPruningCompactor(pruningOptions);
+          const window = new SlidingWindowCompactor(windowOptions);
+          const shortcut = await pruneThenSlideReports(pruning, window, messages, tokensBefore, target, counter, undefined);
+          const actual = await new CompactionPipeline([pruning, window], { cache: null }).compactWithReport(messages, target, counter);
+          cases += 1;
+          expect(ownFields(actual, messages)).toEqual(ownFields(expected, messages));
+          if (shortcut === undefined) return;
+          shortcuts += 1;
+          const [pruned, windowed] = shortcut;
+          // The pruning entry decides only results the window reads: a subset of what pruning alone rewrites.
+          const allRewritten = new Set(expected.stages[0]!.rewritten.map(({ original }) => original));
+          for (const { original } of pruned.rewritten) expect(allRewritten.has(original)).toBe(true);
+          // The entries chain: the window read the pruning entry's list, whose size the pruning entry reports.
+          const windowInput = pruned.messages ?? messages;
+          expect(pruned.tokensAfter).toBe(await totalTokens(counter, windowInput));
+          expect(windowed.tokensBefore).toBe(pruned.tokensAfter);
+          expect(windowed.messages?.map(fieldsOf)).toEqual(expected.messages?.map(fieldsOf));
+          for (const message of windowed.removed) expect(windowInput).toContain(message);
+        },
+      ),
+      numRuns,
+    );
+    console.log(`report shortcut taken in ${shortcuts} of ${cases} cases`);
     expect(shortcuts).toBeGreaterThan(cases / 20);
   }, 600_000);
 

@@ -9,7 +9,7 @@ import { assertCompactOptions, throwIfAborted } from "./abort";
 import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import type { CompactionReport, RewrittenMessage, StageReport } from "./report";
-import { pruneThenSlide } from "./pruned-window";
+import { pruneThenSlide, pruneThenSlideReports } from "./pruned-window";
 import { assertConversation, SlidingWindowCompactor } from "./sliding-window";
 import { ToolResultPruningCompactor } from "./tool-result-pruning";
 
@@ -39,7 +39,12 @@ type Origin = BaseMessage | typeof ADDED;
  * Its report is relative to its own input: a message rewritten by one stage
  * and removed by a later one counts as removed, a message added by one stage
  * and removed by a later one is not in `added`; `stages` holds each stage's
- * own report, in order.
+ * own report, in order. One exception, for speed: a pipeline of exactly
+ * `[ToolResultPruningCompactor, SlidingWindowCompactor]` on a history the
+ * window cuts anyway decides only the results the window keeps, so its
+ * pruning entry lists only those (and its `messages` and `tokensAfter` are
+ * of that list, which the window entry then starts from). The pipeline's own
+ * fields are the same as when the stages run one after the other.
  */
 export class CompactionPipeline implements Compactor {
   readonly stages: readonly Compactor[];
@@ -69,12 +74,9 @@ export class CompactionPipeline implements Compactor {
   ): Promise<BaseMessage[] | null> {
     const counter = this.prepare(messages, targetTokens, tokenCounter, options);
     const signal = options?.signal;
-    const [first, second] = this.stages;
-    // Pruning then the window, on a history the window will cut anyway: only the results it can keep are decided.
-    // Only for these very classes of this very build (a subclass may override `compact`, the other build's classes
-    // lay out with their own code): any other pair runs stage by stage below, with the same result.
-    if (this.stages.length === 2 && first?.constructor === ToolResultPruningCompactor && second?.constructor === SlidingWindowCompactor) {
-      const fused = await pruneThenSlide(first, second, messages, targetTokens, tokenCounter, options);
+    const fusable = this.pruningThenWindow();
+    if (fusable !== null) {
+      const fused = await pruneThenSlide(fusable[0], fusable[1], messages, targetTokens, tokenCounter, options);
       if (fused !== undefined) return fused;
     }
     if ((await countTotal(messages, counter, this.cache)) <= targetTokens) return null;
@@ -109,20 +111,33 @@ export class CompactionPipeline implements Compactor {
     let stepsTrimmed = false;
     // Where every message of the current list came from: an input message (itself, or the one it rewrites) or a stage.
     const origin = new Map<BaseMessage, Origin>();
-    if (tokensBefore > targetTokens) {
+    /** Takes in one stage's report; whether the list now fits. */
+    const accept = (report: CompactionReport, tokens: () => Promise<number>): Promise<boolean> | false => {
+      stages.push(...stageEntries(report));
+      if (report.messages === null) return false;
+      for (const { original, replacement } of report.rewritten) origin.set(replacement, origin.get(original) ?? original);
+      for (const message of report.added) origin.set(message, ADDED);
+      if (report.note !== null) note = report.note;
+      stepsTrimmed ||= report.stepsTrimmed;
+      current = report.messages;
+      return tokens().then((counted) => {
+        tokensAfter = counted;
+        return counted <= targetTokens;
+      });
+    };
+    const fusable = tokensBefore > targetTokens ? this.pruningThenWindow() : null;
+    const fused = fusable === null ? undefined : await pruneThenSlideReports(fusable[0], fusable[1], messages, tokensBefore, targetTokens, tokenCounter, options);
+    if (fused !== undefined) {
+      // Both stages counted what they left with this counter: the window's full report counts its result.
+      const [pruningReport, windowReport] = fused;
+      await accept(pruningReport, () => Promise.resolve(pruningReport.tokensAfter));
+      await accept(windowReport, () => Promise.resolve(windowReport.tokensAfter));
+    } else if (tokensBefore > targetTokens) {
       for (const stage of this.stages) {
         throwIfAborted(signal);
         const report = await stage.compactWithReport(current, targetTokens, tokenCounter, options);
         throwIfAborted(signal);
-        stages.push(...stageEntries(report));
-        if (report.messages === null) continue;
-        for (const { original, replacement } of report.rewritten) origin.set(replacement, origin.get(original) ?? original);
-        for (const message of report.added) origin.set(message, ADDED);
-        if (report.note !== null) note = report.note;
-        stepsTrimmed ||= report.stepsTrimmed;
-        current = report.messages;
-        tokensAfter = await countTotal(current, counter, this.cache);
-        if (tokensAfter <= targetTokens) break;
+        if (await accept(report, () => countTotal(report.messages!, counter, this.cache))) break;
       }
     }
     if (current === messages) {
@@ -140,6 +155,18 @@ export class CompactionPipeline implements Compactor {
       stepsTrimmed,
       stages,
     };
+  }
+
+  /**
+   * The two stages when the pipeline is exactly pruning then the window, whose results on a history the window cuts
+   * anyway are computed deciding only the results it can keep (`pruned-window.ts`); otherwise `null`. Only for these
+   * very classes of this very build (a subclass may override `compact`, the other build's classes lay out with their
+   * own code): any other pair runs stage by stage, with the same result.
+   */
+  private pruningThenWindow(): [ToolResultPruningCompactor, SlidingWindowCompactor] | null {
+    const [first, second] = this.stages;
+    if (this.stages.length !== 2 || first?.constructor !== ToolResultPruningCompactor || second?.constructor !== SlidingWindowCompactor) return null;
+    return [first as ToolResultPruningCompactor, second as SlidingWindowCompactor];
   }
 
   private prepare(

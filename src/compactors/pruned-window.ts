@@ -2,15 +2,18 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { layoutCheckedConversation } from "../messages/layout";
+import type { ConversationLayout } from "../messages/layout";
 import { throwIfAborted } from "./abort";
 import type { CompactOptions } from "./compactor";
+import type { CompactionReport, RewrittenMessage } from "./report";
 import type { SlidingWindowCompactor } from "./sliding-window";
+import { stageReport } from "./stage-report";
 import type { ToolResultPruningCompactor } from "./tool-result-pruning";
 
 /**
- * `compact` of the pipeline `[pruning, sliding window]` without deciding the
- * results the window drops anyway: the same list as running the two stages
- * in turn, at about the window's own cost on a long history.
+ * The pipeline `[pruning, sliding window]` without deciding the results the
+ * window drops anyway: the same list as running the two stages in turn, at
+ * about the window's own cost on a long history.
  *
  * Why it is the same: the groups are walked newest first, as the window reads
  * them, each message at the size pruning leaves it (a candidate result is
@@ -22,11 +25,25 @@ import type { ToolResultPruningCompactor } from "./tool-result-pruning";
  * newest `minKeepSteps` steps. Deciding the candidates of those groups alone
  * gives the window the same sizes to read and the same messages to keep.
  *
- * Returns `undefined` when that does not hold or cannot be known cheaply
- * (protected messages, an asynchronous counter, a history that does not
- * exceed the target after pruning, a window that changes nothing): the
- * caller then runs the stages one after the other.
+ * Each function returns `undefined` when that does not hold or cannot be
+ * known cheaply (protected messages, an asynchronous counter, a history that
+ * does not exceed the target after pruning, a window that changes nothing):
+ * the caller then runs the stages one after the other.
  */
+
+/** The input with the results the window can keep decided by pruning, and what pruning did to them. */
+interface PrunedForWindow {
+  /** The input, with the decided results that pruning replaces replaced (the other candidates as they were). */
+  pruned: BaseMessage[];
+  /** The input's layout, which is also the layout of `pruned` (a replacement keeps its call id). */
+  layout: ConversationLayout;
+  /** The results replaced, in their order in the input. */
+  rewritten: RewrittenMessage[];
+  /** Tokens the replacements free, in all. */
+  saved: number;
+}
+
+/** `compact` of the pipeline `[pruning, window]`, or `undefined` (see above). */
 export async function pruneThenSlide(
   pruning: ToolResultPruningCompactor,
   window: SlidingWindowCompactor,
@@ -35,6 +52,57 @@ export async function pruneThenSlide(
   tokenCounter: TokenCounterLike | undefined,
   options: CompactOptions | undefined,
 ): Promise<BaseMessage[] | undefined> {
+  const decided = await pruneForWindow(pruning, window, messages, targetTokens, tokenCounter, options);
+  if (decided === undefined) return undefined;
+  // The rewritten list divides into the same groups (a replacement keeps its call id): the window is given them.
+  const result = await window.compactLaidOut(decided.pruned, decided.layout, targetTokens, tokenCounter, options);
+  return result ?? undefined;
+}
+
+/**
+ * The two stage reports of the pipeline `[pruning, window]`, or `undefined`
+ * (see above). The window's is its full report on the pruning entry's list.
+ * The pruning entry lists only the results decided (those the window reads):
+ * its `messages` hold the other candidates as they were, and `tokensAfter` is
+ * that list's size. Either way the window removes every result not decided,
+ * so the pipeline's own report (relative to its input) is the one of running
+ * the stages in turn.
+ */
+export async function pruneThenSlideReports(
+  pruning: ToolResultPruningCompactor,
+  window: SlidingWindowCompactor,
+  messages: BaseMessage[],
+  tokensBefore: number,
+  targetTokens: number,
+  tokenCounter: TokenCounterLike | undefined,
+  options: CompactOptions | undefined,
+): Promise<[CompactionReport, CompactionReport] | undefined> {
+  const decided = await pruneForWindow(pruning, window, messages, targetTokens, tokenCounter, options);
+  if (decided === undefined) return undefined;
+  const { pruned, layout, rewritten, saved } = decided;
+  const windowReport = await window.compactLaidOutWithReport(pruned, layout, targetTokens, tokenCounter, options);
+  if (windowReport.messages === null) return undefined;
+  const pruningReport = stageReport({
+    strategy: "tool_result_pruning",
+    input: messages,
+    messages: rewritten.length === 0 ? null : pruned,
+    removed: [],
+    rewritten,
+    added: [],
+    tokensBefore,
+    tokensAfter: tokensBefore - saved,
+  });
+  return [pruningReport, windowReport];
+}
+
+async function pruneForWindow(
+  pruning: ToolResultPruningCompactor,
+  window: SlidingWindowCompactor,
+  messages: BaseMessage[],
+  targetTokens: number,
+  tokenCounter: TokenCounterLike | undefined,
+  options: CompactOptions | undefined,
+): Promise<PrunedForWindow | undefined> {
   if (pruning.protect !== undefined || window.protect !== undefined) return undefined;
   const counter = resolveTokenCounter(tokenCounter);
   const candidates = pruning.candidatesOf(messages);
@@ -48,13 +116,17 @@ export async function pruneThenSlide(
   const pruned = messages.slice();
   // Each candidate's size once pruning is done with it (NaN: not decided yet).
   const after = new Float64Array(messages.length).fill(Number.NaN);
+  let saved = 0;
   const sizeAfterPruning = async (index: number): Promise<number> => {
     if (isCandidate[index] === 0) return counts.of(index);
     if (Number.isNaN(after[index]!)) {
       throwIfAborted(options?.signal);
       const pending = prune(index);
       const decision = pending === null || "replacement" in pending ? pending : await pending;
-      if (decision !== null) pruned[index] = decision.replacement;
+      if (decision !== null) {
+        pruned[index] = decision.replacement;
+        saved += decision.saved;
+      }
       after[index] = counts.of(index) - (decision === null ? 0 : decision.saved);
     }
     return after[index]!;
@@ -80,7 +152,7 @@ export async function pruneThenSlide(
     throw error;
   }
   throwIfAborted(options?.signal);
-  // The rewritten list divides into the same groups (a replacement keeps its call id): the window is given them.
-  const result = await window.compactLaidOut(pruned, layout, targetTokens, tokenCounter, options);
-  return result ?? undefined;
+  const rewritten: RewrittenMessage[] = [];
+  for (const index of candidates) if (pruned[index] !== messages[index]) rewritten.push({ original: messages[index]!, replacement: pruned[index]! });
+  return { pruned, layout, rewritten, saved };
 }

@@ -159,6 +159,22 @@ export class SlidingWindowCompactor implements Compactor {
     return (await this.run(messages, targetTokens, tokenCounter, false, options, layout)).messages;
   }
 
+  /**
+   * {@link compactWithReport} for a list laid out as `layout` (see
+   * {@link compactLaidOut}). Not part of the public API.
+   *
+   * @internal
+   */
+  async compactLaidOutWithReport(
+    messages: BaseMessage[],
+    layout: ConversationLayout,
+    targetTokens: number,
+    tokenCounter?: TokenCounterLike,
+    options?: CompactOptions,
+  ): Promise<CompactionReport> {
+    return this.run(messages, targetTokens, tokenCounter, true, options, layout);
+  }
+
   private async run(
     messages: BaseMessage[],
     targetTokens: number,
