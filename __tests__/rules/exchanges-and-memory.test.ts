@@ -5,11 +5,14 @@
  * - Where an assistant message's call ids are read from, each id once per message, and what is ignored.
  * - Whether a message asks for tools at all (a result without an id may answer it).
  * - What the prefix memory offers back: the exact common prefix, only an entry sharing more than half of its list.
+ * - What keeps an entry alive: its list's last message, and nothing else (garbage collected in process, see
+ *   `support/gc.ts`); the layout-reuse suite checks the same for whole histories in a child process.
  */
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { asksForTools, collectAssistantCallIds, toolCallIdsOf } from "../../src/messages/exchanges";
 import { forgetRememberedLists, PrefixMemory } from "../../src/messages/prefix-memory";
+import { collectGarbage } from "../support/gc";
 
 describe("the call ids of an assistant message", () => {
   test("read from tool_calls, invalid_tool_calls, OpenAI's raw tool_calls and the call blocks, in that order", () => {
@@ -141,5 +144,70 @@ describe("the prefix memory", () => {
     memory.remember(afterCut.entry, "s2", shorter, afterCut.common);
     expect(memory.recall([...shorter]).entry?.state).toBe("s2");
   });
+
+  test("an entry found by a later leading message: the first four messages each find it", () => {
+    const memory = new PrefixMemory<string>();
+    const [system, a, b, c] = list(3);
+    const first = [system!, a!, b!, c!, new HumanMessage("first's own")];
+    memory.remember(undefined, "first", first, 0);
+    // A second list sharing the first three messages takes them as its keys; the fourth still finds the first list.
+    memory.remember(undefined, "second", [system!, a!, b!, new HumanMessage("second's own")], 0);
+    expect(memory.recall([...first, new HumanMessage("next")])).toEqual({ entry: expect.objectContaining({ state: "first" }), common: 5 });
+  });
 });
 
+describe("what keeps a remembered entry alive", () => {
+  const messages = (n: number, prefix: string): BaseMessage[] => Array.from({ length: n }, (_, i) => new HumanMessage(`${prefix}${i}`));
+
+  /** Remembers `base`, then `base` plus one message through the recalled entry; the added message is not returned. */
+  function rememberGrown(memory: PrefixMemory<string>, base: BaseMessage[], state: string): void {
+    memory.remember(undefined, state, base, 0);
+    const grown = [...base, new HumanMessage(`${state}: added`)];
+    const recalled = memory.recall(grown);
+    memory.remember(recalled.entry, state, grown, recalled.common);
+  }
+
+  test("an entry lives while its list's last message does", async () => {
+    const memory = new PrefixMemory<string>();
+    const seen = messages(4, "m");
+    memory.remember(undefined, "state", seen, 0);
+    await collectGarbage();
+    expect(memory.recall([...seen]).entry?.state).toBe("state");
+  });
+
+  test("once extended, an entry is no longer kept by the message that was last before", async () => {
+    const memory = new PrefixMemory<string>();
+    const base = messages(4, "m");
+    rememberGrown(memory, base, "state");
+    // Every message of the old list is still held here; only the added one was dropped.
+    await collectGarbage();
+    expect(memory.recall([...base])).toEqual({ entry: undefined, common: 0 });
+  });
+
+  test("extending one entry leaves another entry ending with the same message alive", async () => {
+    const memory = new PrefixMemory<string>();
+    const shared = messages(1, "shared")[0]!;
+    const other = [...messages(3, "o"), shared];
+    const base = [...messages(3, "m"), shared];
+    memory.remember(undefined, "other", other, 0);
+    // `base` also ends with `shared`: its entry now holds that key, and extending it must not free `other`'s.
+    memory.remember(undefined, "base", base, 0);
+    memory.remember(undefined, "other", other, 0);
+    const grown = [...base, new HumanMessage("added")];
+    const recalled = memory.recall(grown);
+    expect(recalled.entry?.state).toBe("base");
+    memory.remember(recalled.entry, "base", grown, recalled.common);
+    await collectGarbage();
+    expect(memory.recall([...other]).entry?.state).toBe("other");
+  });
+
+  test("a leading message shared by many conversations keeps none of them alive", async () => {
+    const memory = new PrefixMemory<string>();
+    const system = new SystemMessage("shared rules");
+    const tail = messages(3, "kept");
+    // The conversation's last message is dropped; its first one (shared) and the others are held.
+    memory.remember(undefined, "state", [system, ...tail, new HumanMessage("last")], 0);
+    await collectGarbage();
+    expect(memory.recall([system, ...tail])).toEqual({ entry: undefined, common: 0 });
+  });
+});
