@@ -1,0 +1,146 @@
+/**
+ * The rules of `src/counting/bounded-encoding.ts` and `exact-length.ts`, read through what they hand to the exact
+ * encoder (a recording stand-in) and checked against js-tiktoken's own `encode` where a count is exact. Fast and
+ * deterministic, so that a mutation run can afford them (the 200,000-character runs are in `long-runs.test.ts`).
+ */
+import { CHUNK, EXACT_HAZARD_LIMIT, HAZARD_RUN, SAMPLES, boundedTokenLength } from "../../src/counting/bounded-encoding";
+import { exactTokenLength, plainTokenLength } from "../../src/counting/exact-length";
+import { offlineEncoder } from "../../src/counting/tiktoken";
+
+/** A stand-in for the exact length: one token per `per` characters (at least one), recording each text it measures. */
+function recording(per = 4): { exact: (text: string) => number; measured: string[] } {
+  const measured: string[] = [];
+  return { exact: (text) => (measured.push(text), Math.max(1, Math.round(text.length / per))), measured };
+}
+
+/** A low or a high surrogate without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** `length` symbol characters (no letter, no digit), every 128-character window distinct, so a window's position is its content. */
+function symbolRun(length: number): string {
+  const symbols = "!#$%&()*+,-./:;<=>?@[]^_`{|}~";
+  let state = 12345;
+  let run = "";
+  for (let i = 0; i < length; i += 1) {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    run += symbols[state % symbols.length];
+  }
+  return run;
+}
+
+describe("boundedTokenLength: what is measured exactly and what is cut", () => {
+  test("a text shorter than a hazard run, or holding none, is measured whole", () => {
+    const short = recording();
+    boundedTokenLength(short.exact, "=".repeat(HAZARD_RUN - 1));
+    expect(short.measured).toEqual(["=".repeat(HAZARD_RUN - 1)]);
+    const prose = recording();
+    const text = "The quick brown fox jumps over the lazy dog, again and again, 42 times. ".repeat(3);
+    boundedTokenLength(prose.exact, text);
+    expect(prose.measured).toEqual([text]);
+  });
+
+  test("a run of exactly HAZARD_RUN symbols is a hazard; one shorter inside a text is not", () => {
+    const at = recording();
+    boundedTokenLength(at.exact, `abc${"=".repeat(HAZARD_RUN)}def`);
+    expect(at.measured).toEqual(["abc", "=".repeat(HAZARD_RUN), "def"]);
+    const below = recording();
+    const text = `abc${"=".repeat(HAZARD_RUN - 1)}def`;
+    boundedTokenLength(below.exact, text);
+    expect(below.measured).toEqual([text]);
+  });
+
+  test("a run of letters is a hazard too, and the text around each hazard is measured between them", () => {
+    const { exact, measured } = recording();
+    const letters = "a".repeat(HAZARD_RUN + 2);
+    const spaces = " ".repeat(HAZARD_RUN);
+    const total = boundedTokenLength(exact, `x1 ${letters}1 y2${spaces}9 tail`);
+    expect(measured).toEqual(["x1 ", letters, "1 y2", spaces, "9 tail"]);
+    expect(total).toBe(measured.reduce((sum, text) => sum + Math.max(1, Math.round(text.length / 4)), 0));
+  });
+
+  test("a hazard of up to EXACT_HAZARD_LIMIT characters is cut into CHUNK-character chunks, all of it measured", () => {
+    const run = symbolRun(EXACT_HAZARD_LIMIT);
+    const { exact, measured } = recording();
+    boundedTokenLength(exact, run);
+    expect(measured).toHaveLength(EXACT_HAZARD_LIMIT / CHUNK);
+    expect(measured.every((chunk) => chunk.length === CHUNK)).toBe(true);
+    expect(measured.join("")).toBe(run);
+    const odd = recording();
+    boundedTokenLength(odd.exact, run.slice(0, CHUNK * 2 + 5));
+    expect(odd.measured.map((chunk) => chunk.length)).toEqual([CHUNK, CHUNK, 5]);
+  });
+
+  test("a chunk never splits a surrogate pair", () => {
+    // One space, then emoji: every cut at a multiple of CHUNK would fall between an emoji's two halves.
+    const run = ` ${"🙂".repeat(300)}`;
+    const { exact, measured } = recording();
+    boundedTokenLength(exact, run);
+    expect(measured.join("")).toBe(run);
+    for (const chunk of measured) expect(chunk).not.toMatch(LONE_SURROGATE);
+    expect(measured[0]).toHaveLength(CHUNK + 1);
+  });
+
+  test("a longer hazard is sampled: SAMPLES chunks, evenly spaced from its start to its end, extrapolated", () => {
+    const run = symbolRun(EXACT_HAZARD_LIMIT * 5 + 37);
+    const { exact, measured } = recording(4);
+    const tokens = boundedTokenLength(exact, run);
+    expect(measured).toHaveLength(SAMPLES);
+    expect(measured.every((sample) => sample.length === CHUNK)).toBe(true);
+    const starts = measured.map((sample) => run.indexOf(sample));
+    expect(starts[0]).toBe(0);
+    expect(starts.at(-1)).toBe(run.length - CHUNK);
+    const stride = (run.length - CHUNK) / (SAMPLES - 1);
+    starts.forEach((start, i) => expect(Math.abs(start - i * stride)).toBeLessThanOrEqual(1));
+    // 32 tokens per 128-character sample: the run is counted at that rate.
+    expect(tokens).toBe(Math.round(run.length / 4));
+  });
+
+  test("a sampled run is at least one token, and its samples never split a surrogate pair", () => {
+    const zero = boundedTokenLength(() => 0, "-".repeat(EXACT_HAZARD_LIMIT + 1));
+    expect(zero).toBe(1);
+    const run = ` ${"🙂".repeat(EXACT_HAZARD_LIMIT * 2)}`;
+    const { exact, measured } = recording();
+    boundedTokenLength(exact, run);
+    expect(measured).toHaveLength(SAMPLES);
+    for (const sample of measured) expect(sample).not.toMatch(LONE_SURROGATE);
+  });
+
+  test("with the real encoder, a chunked hazard is within one token a chunk of the exact count", () => {
+    const encoder = offlineEncoder("o200k_base");
+    const exact = (text: string) => encoder.encode(text).length;
+    for (const run of [symbolRun(EXACT_HAZARD_LIMIT), " \n".repeat(EXACT_HAZARD_LIMIT / 2), "ab".repeat(400)]) {
+      const counted = boundedTokenLength(exact, run);
+      expect(Math.abs(counted - exact(run))).toBeLessThanOrEqual(Math.ceil(run.length / CHUNK));
+    }
+  });
+});
+
+describe("exact lengths with the real encoder", () => {
+  const encoder = offlineEncoder("o200k_base");
+  // o200k_base's pre-split pattern, as js-tiktoken ships it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const ranks = require("js-tiktoken/ranks/o200k_base") as { default?: { pat_str: string }; pat_str?: string };
+  const pattern = (ranks.default ?? (ranks as { pat_str: string })).pat_str;
+
+  test("a special token's spelling is plain text: several tokens, never one, never an error", () => {
+    for (const special of ["<|endoftext|>", "<|endofprompt|>"]) {
+      expect(plainTokenLength(encoder, special)).toBe(encoder.encode(special, [], []).length);
+      expect(plainTokenLength(encoder, special)).toBeGreaterThan(1);
+      expect(encoder.encode(special, "all").length).toBe(1);
+    }
+  });
+
+  test("short and long texts, with repeated pieces and special spellings, count as encode counts them", () => {
+    const exact = exactTokenLength(encoder, pattern);
+    const texts = [
+      "short text",
+      "x".repeat(511),
+      `${"log line 17: ok\n".repeat(40)}<|endoftext|> done`,
+      `${"a b ".repeat(200)}  \n\n  trailing   `,
+      `${"don't stop 'LL 123456 ABCdef ==> ".repeat(30)}🙂\u{53d3c}`,
+    ];
+    for (const text of texts) expect(exact(text)).toBe(encoder.encode(text, [], []).length);
+    // Measured twice: the second long text is not confused by the first.
+    expect(exact(texts[2]!)).toBe(encoder.encode(texts[2]!, [], []).length);
+  });
+});
