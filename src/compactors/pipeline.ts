@@ -112,7 +112,7 @@ export class CompactionPipeline implements Compactor {
     // Where every message of the current list came from: an input message (itself, or the one it rewrites) or a stage.
     const origin = new Map<BaseMessage, Origin>();
     /** Takes in one stage's report; whether the list now fits. */
-    const accept = (report: CompactionReport, tokens: () => Promise<number>): Promise<boolean> | false => {
+    const accept = async (report: CompactionReport, tokens: (messages: BaseMessage[]) => Promise<number> | number): Promise<boolean> => {
       stages.push(...stageEntries(report));
       if (report.messages === null) return false;
       for (const { original, replacement } of report.rewritten) origin.set(replacement, origin.get(original) ?? original);
@@ -120,24 +120,22 @@ export class CompactionPipeline implements Compactor {
       if (report.note !== null) note = report.note;
       stepsTrimmed ||= report.stepsTrimmed;
       current = report.messages;
-      return tokens().then((counted) => {
-        tokensAfter = counted;
-        return counted <= targetTokens;
-      });
+      tokensAfter = await tokens(current);
+      return tokensAfter <= targetTokens;
     };
     const fusable = tokensBefore > targetTokens ? this.pruningThenWindow() : null;
     const fused = fusable === null ? undefined : await pruneThenSlideReports(fusable[0], fusable[1], messages, tokensBefore, targetTokens, tokenCounter, options);
     if (fused !== undefined) {
       // Both stages counted what they left with this counter: the window's full report counts its result.
       const [pruningReport, windowReport] = fused;
-      await accept(pruningReport, () => Promise.resolve(pruningReport.tokensAfter));
-      await accept(windowReport, () => Promise.resolve(windowReport.tokensAfter));
+      await accept(pruningReport, () => pruningReport.tokensAfter);
+      await accept(windowReport, () => windowReport.tokensAfter);
     } else if (tokensBefore > targetTokens) {
       for (const stage of this.stages) {
         throwIfAborted(signal);
         const report = await stage.compactWithReport(current, targetTokens, tokenCounter, options);
         throwIfAborted(signal);
-        if (await accept(report, () => countTotal(report.messages!, counter, this.cache))) break;
+        if (await accept(report, (result) => countTotal(result, counter, this.cache))) break;
       }
     }
     if (current === messages) {
