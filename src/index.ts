@@ -33,6 +33,7 @@ export { isCompactionNote, compactionNoteMetadata, DEFAULT_OMISSION_NOTE } from 
 export type { CompactionNoteMetadata } from "./messages/note";
 export {
   isCompactionMessage,
+  isSummaryMessage,
   compactionMetadataOf,
   COMPACTION_METADATA_KEY,
   COMPACTION_STRATEGIES,

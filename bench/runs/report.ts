@@ -199,6 +199,15 @@ export function findings(results: readonly StrategyRuns[]): string {
           : ""),
     );
   }
+  const summaryFirst = byKey("ours-sum-sw-protected");
+  const prunedFirst = byKey("ours-prune-sum-sw-protected");
+  if (summaryFirst && prunedFirst) {
+    lines.push(
+      `- **Pruning before summarization**: with pruning first, the oldest tool results reach the summary model as placeholders, so what they held is gone before it is summarized (${prunedFirst.a.facts} of ${prunedFirst.a.planted} facts, ${thousands(prunedFirst.a.billedA)} under A); ` +
+        `summarization straight before the window (summaries protected) summarizes them whole (${summaryFirst.a.facts} of ${summaryFirst.a.planted}, ${thousands(summaryFirst.a.billedA)}). ` +
+        "Pruning also keeps more, smaller messages in each request (the window then drops less), and under A the bill follows the request's size. Where a summary model is at hand, summarize first; pruning first suits agents without one.",
+    );
+  }
   const trim = byKey("trim");
   if (trim && trim.a.overWindow > 0) {
     lines.push(

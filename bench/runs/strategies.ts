@@ -14,6 +14,7 @@ import type { AgentMiddleware } from "langchain";
 import {
   CompactionPipeline,
   createOffloadReaderTool,
+  isSummaryMessage,
   SlidingWindowCompactor,
   SummarizationCompactor,
   ToolResultOffloadCompactor,
@@ -21,7 +22,6 @@ import {
 } from "../../src";
 import type { Compactor, TokenCounter } from "../../src";
 import { createCompactionNode } from "../../src/integrations/compaction-node";
-import { isSummaryMessage } from "../../src/messages/compaction-metadata";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { CpuMeter, timedMiddleware } from "./cpu-meter";
 import type { RecordedRequest, ScriptedRunModel, ScriptedSummarizer } from "./models";
@@ -246,6 +246,17 @@ export const STRATEGIES: Strategy[] = [
         context,
         new CompactionPipeline([new ToolResultPruningCompactor(), new SummarizationCompactor({ model: context.summarizer }), window]),
       );
+    },
+  },
+  {
+    key: "ours-sum-sw-protected",
+    color: "#bcbd22",
+    label: "ours: summarization → sliding window (summaries protected)",
+    kind: "ours",
+    setup: (context) => {
+      // Summaries without pruning first: the kept history is the window's, with the early facts in the summaries.
+      const window = new SlidingWindowCompactor({ protect: isSummaryMessage });
+      return oursOnCreateAgent(context, new CompactionPipeline([new SummarizationCompactor({ model: context.summarizer }), window]));
     },
   },
   {

@@ -79,7 +79,11 @@ export function isCompactionMessage(message: unknown): message is BaseMessage {
   return BaseMessage.isInstance(message) && compactionMetadataOf(message) !== undefined;
 }
 
-/** Whether `message` is a summary written by `SummarizationCompactor` (a human message). */
+/**
+ * Whether `message` is a summary written by `SummarizationCompactor` (a human
+ * message). As a sliding window's `protect`, it keeps the summaries when the
+ * window cuts: `new SlidingWindowCompactor({ protect: isSummaryMessage })`.
+ */
 export function isSummaryMessage(message: BaseMessage): boolean {
   return message.type === "human" && compactionStrategyOf(message) === "summarization";
 }
