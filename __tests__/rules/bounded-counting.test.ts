@@ -5,6 +5,9 @@
  */
 import { CHUNK, EXACT_HAZARD_LIMIT, HAZARD_RUN, SAMPLES, boundedTokenLength } from "../../src/counting/bounded-encoding";
 import { exactTokenLength, plainTokenLength } from "../../src/counting/exact-length";
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { IMAGE_BLOCK_TOKENS, tiktokenCounter } from "../../src";
 import { offlineEncoder } from "../../src/counting/tiktoken";
 
 /** A stand-in for the exact length: one token per `per` characters (at least one), recording each text it measures. */
@@ -80,6 +83,22 @@ describe("boundedTokenLength: what is measured exactly and what is cut", () => {
     expect(measured[0]).toHaveLength(CHUNK + 1);
   });
 
+  test("a cut moves past a low surrogate only: the first (U+DC00) and last (U+DFFF) of them, never another character", () => {
+    // "a" then U+10000 (letters: D800 DC00) and, apart, U+103FF (D800 DFFF): every cut at a multiple of CHUNK lands on a low half.
+    for (const pair of ["\u{10000}", "\u{103FF}"]) {
+      const run = `${pair === "\u{10000}" ? "a" : " "}${pair.repeat(200)}`;
+      const { exact, measured } = recording();
+      boundedTokenLength(exact, run);
+      expect(measured.join("")).toBe(run);
+      expect(measured[0]).toHaveLength(CHUNK + 1);
+      for (const chunk of measured) expect(chunk).not.toMatch(LONE_SURROGATE);
+    }
+    // U+FF01 (a full-width "!", above the surrogates) is cut where it falls.
+    const wide = recording();
+    boundedTokenLength(wide.exact, "\uFF01".repeat(300));
+    expect(wide.measured.map((chunk) => chunk.length)).toEqual([CHUNK, CHUNK, 300 - 2 * CHUNK]);
+  });
+
   test("a longer hazard is sampled: SAMPLES chunks, evenly spaced from its start to its end, extrapolated", () => {
     const run = symbolRun(EXACT_HAZARD_LIMIT * 5 + 37);
     const { exact, measured } = recording(4);
@@ -142,5 +161,33 @@ describe("exact lengths with the real encoder", () => {
     for (const text of texts) expect(exact(text)).toBe(encoder.encode(text, [], []).length);
     // Measured twice: the second long text is not confused by the first.
     expect(exact(texts[2]!)).toBe(encoder.encode(texts[2]!, [], []).length);
+  });
+});
+
+describe("tiktokenCounter's framing and setup", () => {
+  const count = tiktokenCounter("o200k_base") as (messages: BaseMessage[]) => number;
+  const encoder = offlineEncoder("o200k_base");
+  const tokens = (text: string) => encoder.encode(text).length;
+
+  test("an empty name costs nothing; a name costs one token plus its own", () => {
+    expect(count([new HumanMessage({ content: "hello there", name: "" })])).toBe(4 + tokens("hello there"));
+    expect(count([new HumanMessage({ content: "hello there", name: "bo" })])).toBe(4 + 1 + tokens("hello there") + tokens("bo"));
+  });
+
+  test("an image block is the fixed image charge, beside its text", () => {
+    const message = new HumanMessage({
+      content: [
+        { type: "text", text: "what is this?" },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${"A".repeat(5_000)}` } },
+      ],
+    });
+    expect(count([message])).toBe(4 + tokens("what is this?") + IMAGE_BLOCK_TOKENS);
+  });
+
+  test("the counter is named after its encoding (errors and logs name it), and each encoder is loaded once", () => {
+    expect(tiktokenCounter("o200k_base").name).toBe("tiktokenCounter(o200k_base)");
+    expect(tiktokenCounter("cl100k_base").name).toBe("tiktokenCounter(cl100k_base)");
+    expect(offlineEncoder("o200k_base")).toBe(encoder);
+    expect(offlineEncoder("cl100k_base")).not.toBe(encoder);
   });
 });
