@@ -1,0 +1,59 @@
+/**
+ * Rules of the LCEL form and the middleware's options that a mutation run of the integration suites showed
+ * unpinned (issue 12, TESTING.md): a prompt value is compacted like the list it holds (directly and as a Runnable),
+ * anything else that is not a list is refused, and bad options objects are typed errors naming the value.
+ */
+import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { compactMessages } from "../../src";
+import { compactionMiddleware } from "../../src/integrations/middleware";
+
+/** system, then ten turns of about 50 tokens each (approximate counter), then the task. */
+function history(): BaseMessage[] {
+  const messages: BaseMessage[] = [new SystemMessage("You are terse.")];
+  for (let t = 0; t < 10; t += 1) messages.push(new HumanMessage(`question ${t} ${"q".repeat(80)}`), new AIMessage(`answer ${t} ${"a".repeat(80)}`));
+  messages.push(new HumanMessage("the task"));
+  return messages;
+}
+
+describe("compactMessages input", () => {
+  const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder("history")]);
+
+  test("a prompt value is compacted like the messages it holds, in both forms", async () => {
+    const messages = history();
+    const value = await prompt.invoke({ history: messages });
+    const expected = await compactMessages(messages, { targetTokens: 150 });
+    expect(expected.length).toBeLessThan(messages.length);
+    const direct = await compactMessages(value, { targetTokens: 150 });
+    expect(direct.map((message) => message.content)).toEqual(expected.map((message) => message.content));
+    const viaRunnable = await compactMessages({ targetTokens: 150 }).invoke(value);
+    expect(viaRunnable.map((message) => message.content)).toEqual(expected.map((message) => message.content));
+  });
+
+  test("an object that is not a prompt value, or a missing input, is a TypeError naming it", async () => {
+    const runnable = compactMessages({ targetTokens: 150 });
+    await expect(runnable.invoke({ toChatMessages: "not a function" } as never)).rejects.toThrow(TypeError);
+    await expect(runnable.invoke(null as never)).rejects.toThrow(/null/);
+    await expect(runnable.invoke("hello" as never)).rejects.toThrow(/hello/);
+  });
+});
+
+describe("options objects", () => {
+  test.each([null, "fast", 7])("compactMessages(%p) is a TypeError naming it", (options) => {
+    expect(() => compactMessages(options as never)).toThrow(TypeError);
+    expect(() => compactMessages(options as never)).toThrow(/compactMessages options must be an object/);
+    expect(() => compactMessages(options as never)).toThrow(String(options));
+  });
+
+  test("with messages, bad options reject (the direct form returns a promise)", async () => {
+    await expect(compactMessages(history(), null as never)).rejects.toThrow(/compactMessages options must be an object, got null/);
+    await expect(compactMessages(history(), [] as never)).rejects.toThrow(TypeError);
+  });
+
+  test.each([null, "fast", 7])("compactionMiddleware(%p) is a TypeError naming it", (options) => {
+    expect(() => compactionMiddleware(options as never)).toThrow(TypeError);
+    expect(() => compactionMiddleware(options as never)).toThrow(/compactionMiddleware options must be an object/);
+    expect(() => compactionMiddleware(options as never)).toThrow(String(options));
+  });
+});
