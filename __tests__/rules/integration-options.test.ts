@@ -6,7 +6,7 @@
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { compactMessages } from "../../src";
+import { compactMessages, createCompactionNode } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 
 /** system, then ten turns of about 50 tokens each (approximate counter), then the task. */
@@ -55,5 +55,19 @@ describe("options objects", () => {
     expect(() => compactionMiddleware(options as never)).toThrow(TypeError);
     expect(() => compactionMiddleware(options as never)).toThrow(/compactionMiddleware options must be an object/);
     expect(() => compactionMiddleware(options as never)).toThrow(String(options));
+  });
+});
+
+describe("the graph node's options and state", () => {
+  test.each([null, "fast", 7])("createCompactionNode(%p) is a TypeError naming it", (options) => {
+    expect(() => createCompactionNode(options as never)).toThrow(TypeError);
+    expect(() => createCompactionNode(options as never)).toThrow(/createCompactionNode options must be an object/);
+    expect(() => createCompactionNode(options as never)).toThrow(String(options));
+  });
+
+  test.each([null, "state", 3])("a node given %p as the graph state rejects with a TypeError naming it", async (state) => {
+    const node = createCompactionNode({ contextWindow: 1_000 });
+    await expect(node(state as never)).rejects.toThrow(TypeError);
+    await expect(node(state as never)).rejects.toThrow(new RegExp(`the compaction node expects a graph state object, got .*${String(state)}`));
   });
 });
