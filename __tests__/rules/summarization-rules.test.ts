@@ -99,14 +99,24 @@ describe("holding a summary model to maxSummaryTokens", () => {
     const built = LimitedModel.built;
     expect(withOutputLimit(model, 300).model).toBe(first.model);
     expect(LimitedModel.built).toBe(built);
+    const again = withOutputLimit(model, 300);
+    expect(again.bounded).toBe(true);
     const other = withOutputLimit(model, 500);
     expect(other.model).not.toBe(first.model);
     expect(other.model.maxTokens).toBe(500);
+    // A second limit is remembered beside the first, not in its place.
+    expect(withOutputLimit(model, 300).model).toBe(first.model);
+    expect(withOutputLimit(model, 500).model).toBe(other.model);
+    expect(LimitedModel.built).toBe(built + 1);
   });
 
   test("a model already at the limit is used as it is; maxCompletionTokens follows when the user set it", () => {
     const atLimit = new LimitedModel({ maxTokens: 300 });
-    expect(withOutputLimit(atLimit, 300)).toEqual({ model: atLimit, bounded: true });
+    const built = LimitedModel.built;
+    const same = withOutputLimit(atLimit, 300);
+    expect(same.model).toBe(atLimit);
+    expect(same.bounded).toBe(true);
+    expect(LimitedModel.built).toBe(built);
     const completion = withOutputLimit(new LimitedModel({ maxTokens: 10, maxCompletionTokens: 4000 }), 300);
     expect(completion.model.maxCompletionTokens).toBe(300);
     expect(completion.model.lc_kwargs.maxCompletionTokens).toBe(300);
@@ -159,10 +169,10 @@ describe("SummarizationCompactor options", () => {
   test.each([
     [null, TypeError, "null"],
     [[], TypeError, "an array"],
-    ["opts", TypeError, "opts"],
+    ["opts", TypeError, '"opts"'],
   ])("options %p are a TypeError naming them", (options, type, named) => {
     expect(() => new SummarizationCompactor(options as never)).toThrow(type);
-    expect(() => new SummarizationCompactor(options as never)).toThrow(named);
+    expect(() => new SummarizationCompactor(options as never)).toThrow(`SummarizationCompactor options must be an object with a model, got ${named}`);
   });
   test("each bad option is a typed error naming the option and the value", () => {
     const bad: [Record<string, unknown>, ErrorConstructor, RegExp][] = [
@@ -180,6 +190,12 @@ describe("SummarizationCompactor options", () => {
       expect(() => new SummarizationCompactor(options as never)).toThrow(message);
     }
     expect(() => new SummarizationCompactor({ model, minKeepSteps: 0, maxSummaryTokens: 1, instruction: "x", raiseOnFailure: true })).not.toThrow();
+  });
+  test("anything with invoke() is a model, a callable too", async () => {
+    const callable = Object.assign(() => undefined, { invoke: async () => new AIMessage("S") });
+    const stage = new SummarizationCompactor({ model: callable as unknown as SummaryModel, cache: null });
+    const report = await stage.compactWithReport(history(), 100, lengthCounter);
+    expect(report.added.map((message) => message.content)).toEqual([wrapped("S")]);
   });
   test("a bad target is a RangeError naming it, before the model is asked", async () => {
     const asked = new ScriptedSummaryModel(() => "SUM");
@@ -247,6 +263,7 @@ describe("the summarization stage's boundaries", () => {
     await expect(new SummarizationCompactor({ model: blank, raiseOnFailure: true, cache: null }).compact(messages, 100, lengthCounter)).rejects.toMatchObject({
       name: "SummarizationError",
       reason: "empty",
+      message: "the summary model answered no text",
     });
     const odd: SummaryModel = { invoke: async () => ({ text: "summary" }) as unknown as BaseMessage };
     expect(await new SummarizationCompactor({ model: odd, cache: null }).compact(messages, 100, lengthCounter)).toBeNull();
@@ -293,5 +310,93 @@ describe("the summarization stage's boundaries", () => {
     expect(model.calls).toHaveLength(1);
     expect(report.removed).toEqual([messages[1], repeated]);
     expect(report.messages?.filter((message) => message === repeated)).toHaveLength(1);
+  });
+});
+
+describe("what the summary model is shown: blocks whose address or type is not what it seems", () => {
+  test("a missing or empty address is no address; only a text block is shown as text", () => {
+    expect(contentText([{ type: "image", url: null }] as unknown as BaseMessage["content"])).toBe("<image>");
+    expect(contentText([{ type: "image_url", image_url: {} }] as unknown as BaseMessage["content"])).toBe("<image_url>");
+    expect(contentText([{ type: "reasoning", text: "private thoughts" }] as unknown as BaseMessage["content"])).toBe("<reasoning>");
+  });
+
+  test("a result that lost its call id is shown as answering an unknown call", () => {
+    const orphan = new ToolMessage({ content: "r", tool_call_id: undefined as unknown as string, name: "grep" });
+    expect(renderTranscript([orphan])).toBe("[tool result of grep (call unknown)]\nr");
+  });
+});
+
+/** A summary the stage wrote earlier, of `n` tokens under `lengthCounter`. */
+const earlierSummary = (n: number, source: string) =>
+  new HumanMessage({
+    content: wrapped("e".repeat(n - WRAPPING)),
+    response_metadata: { compaction: { strategy: "summarization", summarized_messages: 2, source } },
+  });
+
+describe("the summarization stage: which groups may be given up", () => {
+  test("a task step holding a protected message is not summarized, and the model is not asked for nothing", async () => {
+    const model = new ScriptedSummaryModel(() => "S");
+    const pinned = calling(["s1"], 10);
+    const task = [system(), human(10, "TASK"), pinned, result("s1", 40), calling(["s2"], 10), result("s2", 40)];
+    const stage = new SummarizationCompactor({ model, minKeepSteps: 1, protect: (message) => message === pinned, cache: null });
+    expect(await stage.compact(task, 20, lengthCounter)).toBeNull();
+    expect(model.calls).toHaveLength(0);
+  });
+
+  test("minKeepSteps counts steps that hold more than a summary: a newer summary does not make an older step eligible", async () => {
+    const model = new ScriptedSummaryModel(() => "S");
+    const task = [system(), human(10, "TASK"), calling(["a"], 10), result("a", 40), earlierSummary(60, "current_task_steps")];
+    expect(await new SummarizationCompactor({ model, minKeepSteps: 1, cache: null }).compact(task, 20, lengthCounter)).toBeNull();
+    expect(model.calls).toHaveLength(0);
+  });
+
+  test("a step that opens with a summary but holds another message is a step that counts toward minKeepSteps", async () => {
+    const model = new ScriptedSummaryModel(() => "S");
+    const step = [calling(["a"], 10), result("a", 40)];
+    const task = [system(), human(10, "TASK"), ...step, earlierSummary(60, "current_task_steps"), new SystemMessage("mid-task rule")];
+    const report = await new SummarizationCompactor({ model, minKeepSteps: 1, cache: null }).compactWithReport(task, 20, lengthCounter);
+    // Round 1 summarizes the older step (the newer one, summary and rule, is the one kept); round 2 may
+    // then combine the two task summaries. Were the newer step not counted, nothing would be eligible.
+    expect(model.calls.length).toBeGreaterThanOrEqual(1);
+    const firstTranscript = transcriptOf(model.calls[0]!);
+    expect(firstTranscript).toContain("\nTa:");
+    expect(firstTranscript).not.toContain("mid-task rule");
+    expect(report.removed?.slice(0, 2)).toEqual(step);
+    expect(report.messages).toContain(task[task.length - 1]);
+  });
+
+  test("turns whose messages interleave (a result standing in the next turn) are shown in the conversation's order", async () => {
+    const model = new ScriptedSummaryModel(() => "S");
+    // The result of Q1's call stands after Q2: it belongs to the first turn, the one whose call it answers.
+    const messages: BaseMessage[] = [system(), human(50, "Q1-"), calling(["c1"], 50), human(50, "Q2-"), result("c1", 50), answer(50, "A2-"), human(10, "TASK")];
+    await new SummarizationCompactor({ model, maxSummaryTokens: 1, cache: null }).compact(messages, 25, lengthCounter);
+    const transcript = transcriptOf(model.calls[0]!);
+    const positions = ["Q1-", "C", "Q2-", "Tc1:", "A2-"].map((marker) => transcript.indexOf(`\n${marker}`));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+  });
+
+  test("a protected turn stays protected in every later round, however far the conversation is from the target", async () => {
+    const model = new ScriptedSummaryModel(() => "S");
+    const pinned = human(50, "Q1-");
+    const messages: BaseMessage[] = [system(), pinned, answer(50, "A1-"), human(50, "Q2-"), answer(50, "A2-"), human(10, "TASK")];
+    const stage = new SummarizationCompactor({ model, maxSummaryTokens: 5, protect: (message) => message === pinned, cache: null });
+    const report = await stage.compactWithReport(messages, 30, lengthCounter);
+    expect(model.calls).toHaveLength(1);
+    expect(report.messages).toContain(pinned);
+    expect(report.removed).toEqual(messages.slice(3, 5));
+  });
+
+  test("a summary written in one round can be combined in the next, also when something else is protected", async () => {
+    const model = new ScriptedSummaryModel(() => "S");
+    const task = human(10, "TASK");
+    const older = earlierSummary(200, "historical_turns");
+    const messages: BaseMessage[] = [system(), older, human(50, "Q1-"), answer(50, "A1-"), task];
+    const stage = new SummarizationCompactor({ model, maxSummaryTokens: 5, protect: (message) => message === task, cache: null });
+    const report = await stage.compactWithReport(messages, 30, lengthCounter);
+    // Round 1 summarizes the turn; round 2 combines the two history summaries into one.
+    expect(model.calls).toHaveLength(2);
+    expect(report.messages?.map((message) => message.content)).toEqual([messages[0]!.content, wrapped("S"), "TASKxxxxxx"]);
+    expect(report.removed).toEqual(messages.slice(1, 4));
   });
 });

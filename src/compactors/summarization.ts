@@ -172,7 +172,8 @@ export class SummarizationCompactor implements Compactor {
       protect,
       cache = sharedTokenCountCache,
     } = options;
-    if (typeof model !== "object" || model === null || typeof (model as Partial<SummaryModel>).invoke !== "function") {
+    // Anything with an invoke() is a model (a class instance, a RunnableLambda, a callable with the method).
+    if (typeof (model as Partial<SummaryModel> | null | undefined)?.invoke !== "function") {
       throw new TypeError(`\`model\` must be a chat model (an object with invoke()), got ${describeValue(model)}`);
     }
     assertWholeNumber("minKeepSteps", minKeepSteps);
@@ -264,7 +265,6 @@ export class SummarizationCompactor implements Compactor {
     const layout = layoutConversation(messages);
     const { pinned } = working;
     const free = (index: number) => pinned === null || !pinned[index];
-    const historyEnd = layout.anchor >= 0 ? layout.anchor : layout.systemEnd;
     /** A group's messages that are not summaries, or nothing when any of its messages is protected. */
     const raw = (group: MessageGroup): number[] => (group.members.every(free) ? group.members.filter((index) => !isSummaryMessage(messages[index]!)) : []);
     const summariesIn = (from: number, to: number): number[] => {
@@ -275,14 +275,16 @@ export class SummarizationCompactor implements Compactor {
 
     const turns = layout.turns.map(raw).filter((members) => members.length > 0);
     if (turns.length > 0) return { indices: this.fewestThatMakeRoom(working, turns, targetTokens), source: "historical_turns" };
-    const historySummaries = summariesIn(layout.systemEnd, historyEnd);
+    // History ends at the task message; with no task (anchor -1) there is none.
+    const historySummaries = summariesIn(layout.systemEnd, layout.anchor);
     if (historySummaries.length > 1) return { indices: historySummaries, source: "historical_summaries" };
 
     // Steps of the task that hold more than a summary; the newest `minKeepSteps` of them stay.
     const realSteps = layout.steps.filter((step) => step.members.some((index) => !isSummaryMessage(messages[index]!)));
     const eligible = realSteps.slice(0, Math.max(0, realSteps.length - this.minKeepSteps)).map(raw).filter((members) => members.length > 0);
     if (eligible.length > 0) return { indices: this.fewestThatMakeRoom(working, eligible, targetTokens), source: "current_task_steps" };
-    const taskSummaries = summariesIn(layout.anchor >= 0 ? layout.anchor + 1 : layout.systemEnd, messages.length);
+    // From after the task message, or from the start when there is none (the leading system messages are no summaries).
+    const taskSummaries = summariesIn(layout.anchor + 1, messages.length);
     if (taskSummaries.length > 1) return { indices: taskSummaries, source: "current_task_summaries" };
     return null;
   }

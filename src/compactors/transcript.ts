@@ -1,5 +1,5 @@
 import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { isAI, isTool, toolCallsOf } from "../messages/roles";
+import { isTool, toolCallsOf } from "../messages/roles";
 
 /** How each role is named in a transcript handed to a summary model. */
 const ROLE_NAMES: Record<string, string> = { system: "system", human: "user", ai: "assistant", tool: "tool" };
@@ -53,9 +53,8 @@ export function renderTranscript(messages: readonly BaseMessage[]): string {
       } else lines.push(`[${role}]`);
       const text = contentText(message.content);
       if (text !== "") lines.push(text);
-      if (isAI(message)) {
-        for (const call of toolCallsOf(message)) lines.push(`calls ${call.name}(${JSON.stringify(call.args ?? {})}) with id ${call.id ?? "none"}`);
-      }
+      // Only an AI message has calls (toolCallsOf is empty for the rest).
+      for (const call of toolCallsOf(message)) lines.push(`calls ${call.name}(${JSON.stringify(call.args ?? {})}) with id ${call.id ?? "none"}`);
       return lines.join("\n");
     })
     .join("\n\n");
