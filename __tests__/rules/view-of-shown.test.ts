@@ -57,3 +57,48 @@ describe("viewOfShown", () => {
     expect(viewOfShown(messages, [note], { grownSince: true })).toEqual({ hiddenIds: [], rewritten: [], added: [{ message: note, afterId: null }] });
   });
 });
+
+describe("applyCompactionView: cuts that hide nothing, and the old format", () => {
+  const note = () => new HumanMessage({ id: "note", content: "[summary]" });
+
+  test("a cut that only adds puts the addition after its anchor", () => {
+    const view = { hiddenIds: [], added: [{ message: note(), afterId: "a1" }] };
+    expect(ids(applyCompactionView(history(), view))).toEqual(["s1", "h1", "a1", "note", "task"]);
+  });
+
+  test("a cut that only rewrites shows the stand-in in the original's place", () => {
+    const standIn = new AIMessage({ id: "a1", content: "[pruned]" });
+    const shown = applyCompactionView(history(), { hiddenIds: [], rewritten: [standIn] });
+    expect(ids(shown)).toEqual(["s1", "h1", "a1", "task"]);
+    expect(shown[2]).toBe(standIn);
+  });
+
+  test("a view in the old format (one note and the id it follows) is still read", () => {
+    const old = note();
+    expect(applyCompactionView(history(), { hiddenIds: ["h1", "a1"], note: old, noteAfterId: "s1" })).toEqual([history()[0], old, history()[3]]);
+    // No anchor: right after the leading system messages.
+    expect(ids(applyCompactionView(history(), { hiddenIds: ["h1"], note: old }))).toEqual(["s1", "note", "a1", "task"]);
+    expect(ids(applyCompactionView(history(), { hiddenIds: ["h1"], note: null }))).toEqual(["s1", "a1", "task"]);
+  });
+});
+
+describe("viewOfShown: what counts as the same message", () => {
+  test("a copy read back with content blocks is the same message; changed blocks make a stand-in", () => {
+    const blocks = (text: string) => [{ type: "text" as const, text }, { type: "text" as const, text: "second" }];
+    const messages = [new HumanMessage({ id: "task", content: "task" }), new AIMessage({ id: "b1", content: blocks("first") })];
+    const readBack = new AIMessage({ id: "b1", content: blocks("first") });
+    expect(readBack.content).not.toBe(messages[1]!.content);
+    expect(viewOfShown(messages, [messages[0]!, readBack]).rewritten).toEqual([]);
+    const changed = new AIMessage({ id: "b1", content: blocks("other") });
+    expect(viewOfShown(messages, [messages[0]!, changed]).rewritten).toEqual([changed]);
+  });
+
+  test("compaction metadata is compared by value: equal is the same message, different is a stand-in", () => {
+    const marked = (strategy: string) =>
+      new AIMessage({ id: "a1", content: "old answer", response_metadata: { compaction: { strategy, original_tokens: 9 } } });
+    const messages = [new HumanMessage({ id: "task", content: "task" }), marked("tool_result_pruning")];
+    expect(viewOfShown(messages, [messages[0]!, marked("tool_result_pruning")]).rewritten).toEqual([]);
+    const other = marked("tool_result_offloading");
+    expect(viewOfShown(messages, [messages[0]!, other]).rewritten).toEqual([other]);
+  });
+});
