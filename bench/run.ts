@@ -323,7 +323,7 @@ const BENCHMARKS_NOTES = `## How to read this
   are small, so more history fits) and builds and counts the replacements it keeps, hence more than the window's
   cost: 1.8× to 2.7× of it at 2,500 messages in runs on this machine, so the 2× target is met only on some runs.
   \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
-  results the window keeps. It counts every message for \`tokensBefore\` (the window's report does too), so with
+  results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
   reports both cost about one tokenization pass and the pipeline is within a few percent of the window.
 - **Pruning alone** counts every message once (it must know whether the target is reached), writes each count to the
   token-count cache, and builds a replacement \`ToolMessage\` for each result it prunes (30,737 at 100,000 messages). A

@@ -41,9 +41,10 @@ type Origin = BaseMessage | typeof ADDED;
  * and removed by a later one is not in `added`; `stages` holds each stage's
  * own report, in order. One exception, for speed: a pipeline of exactly
  * `[ToolResultPruningCompactor, SlidingWindowCompactor]` on a history the
- * window cuts anyway decides only the results the window keeps, so its
- * pruning entry lists only those (and its `messages` and `tokensAfter` are
- * of that list, which the window entry then starts from). The pipeline's own
+ * window cuts anyway decides only the results the window reads (those it
+ * keeps and those of the group where it stops), so its pruning entry lists
+ * only those (and its `messages` and `tokensAfter` are of that list, which
+ * the window entry then starts from). The pipeline's own
  * fields are the same as when the stages run one after the other.
  */
 export class CompactionPipeline implements Compactor {
