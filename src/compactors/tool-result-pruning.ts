@@ -9,7 +9,7 @@ import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { compactionMetadataOf, withCompactionMetadata } from "../messages/compaction-metadata";
 import type { PrunedResultMetadata } from "../messages/compaction-metadata";
-import { isAI, isTool, toolCallsOf } from "../messages/roles";
+import { isTool, toolCallsOf } from "../messages/roles";
 import { assertCompactOptions, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
@@ -67,9 +67,9 @@ function trailingResults(messages: readonly BaseMessage[]): number {
 /** Tool names by call id, for results that lost their own `name`. */
 function callNames(messages: readonly BaseMessage[]): Map<string, string> {
   const names = new Map<string, string>();
+  // toolCallsOf is empty for all but assistant messages. A call with an empty name names nothing either.
   for (const message of messages) {
-    if (!isAI(message)) continue;
-    for (const call of toolCallsOf(message)) if (typeof call.id === "string" && typeof call.name === "string") names.set(call.id, call.name);
+    for (const call of toolCallsOf(message)) if (typeof call.id === "string" && typeof call.name === "string" && call.name !== "") names.set(call.id, call.name);
   }
   return names;
 }
