@@ -34,8 +34,9 @@ export interface ToolResultPruningCompactorOptions {
   minTokens?: number;
   /**
    * The text left in place of a pruned result. `{tool_name}` is replaced by
-   * the tool's name; other braces are kept as written (a JSON example is
-   * safe). Default {@link DEFAULT_PRUNING_PLACEHOLDER}.
+   * the tool's name (the result's `name`, else the name of the call it
+   * answers, else "the tool"); other braces are kept as written (a JSON
+   * example is safe). Default {@link DEFAULT_PRUNING_PLACEHOLDER}.
    */
   placeholder?: string;
   /** Results never to prune, e.g. `(m) => m.name === "read_plan"`. Default: none. */
