@@ -317,6 +317,7 @@ describe("what the summary model is shown: blocks whose address or type is not w
   test("a missing or empty address is no address; only a text block is shown as text", () => {
     expect(contentText([{ type: "image", url: null }] as unknown as BaseMessage["content"])).toBe("<image>");
     expect(contentText([{ type: "image_url", image_url: {} }] as unknown as BaseMessage["content"])).toBe("<image_url>");
+    expect(contentText([{ type: "image_url", image_url: { url: 42 } }] as unknown as BaseMessage["content"])).toBe("<image_url>");
     expect(contentText([{ type: "reasoning", text: "private thoughts" }] as unknown as BaseMessage["content"])).toBe("<reasoning>");
   });
 
