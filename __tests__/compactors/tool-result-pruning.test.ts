@@ -3,19 +3,9 @@
  * counter of one token per character so every expectation is worked out by hand.
  */
 import { BaseMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, ToolMessage } from "@langchain/core/messages";
-import { DEFAULT_PRUNING_PLACEHOLDER, isCompactionMessage, ToolResultPruningCompactor } from "../../src";
+import { isCompactionMessage, ToolResultPruningCompactor } from "../../src";
 import { snapshotMessages } from "../support/conversations";
-import { abortedSignal, answer, calling, human, lengthCounter, result, system, tokens } from "../support/stages";
-
-const placeholderFor = (name: string) => DEFAULT_PRUNING_PLACEHOLDER.replace("{tool_name}", name);
-
-/** system, task, then `n` steps each with one result of `size` tokens, then a final answer. */
-function agentRun(n: number, size = 300, withAnswer = true): BaseMessage[] {
-  const messages: BaseMessage[] = [system(), human()];
-  for (let i = 0; i < n; i += 1) messages.push(calling([`c${i}`]), result(`c${i}`, size));
-  if (withAnswer) messages.push(answer());
-  return messages;
-}
+import { abortedSignal, agentRun, answer, calling, human, lengthCounter, placeholderFor, result, system, tokens } from "../support/stages";
 
 const pruned = (list: BaseMessage[]) => list.filter((m) => m.type === "tool" && (m.response_metadata as { compaction?: unknown }).compaction !== undefined);
 

@@ -12,24 +12,14 @@ import { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messages";
 import {
   approximateTokenCounter,
   CompactionPipeline,
-  DEFAULT_PRUNING_PLACEHOLDER,
   SlidingWindowCompactor,
   TokenCountCache,
   ToolResultPruningCompactor,
 } from "../../src";
 import type { SlidingWindowCompactorOptions, ToolResultPruningCompactorOptions } from "../../src";
-import { answer, calling, human, lengthCounter, result, system, tokens } from "../support/stages";
+import { agentRun, answer, calling, human, lengthCounter, placeholderFor, result, system, tokens } from "../support/stages";
 
-const placeholderFor = (name: string) => DEFAULT_PRUNING_PLACEHOLDER.replace("{tool_name}", name);
 const contents = (messages: readonly BaseMessage[] | null) => messages?.map((message) => `${message.type}:${String(message.content)}`) ?? null;
-
-/** system, task, then `n` steps each with one result of `size` tokens, then a final answer. */
-function agentRun(n: number, size = 300): BaseMessage[] {
-  const messages: BaseMessage[] = [system(), human(10, "TASK")];
-  for (let i = 0; i < n; i += 1) messages.push(calling([`c${i}`]), result(`c${i}`, size));
-  messages.push(answer());
-  return messages;
-}
 
 describe("ToolResultPruningCompactor: arguments", () => {
   test.each([null, [], "fast"])("options %p are a TypeError naming them", (options) => {

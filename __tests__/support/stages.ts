@@ -4,6 +4,7 @@
  * expected results are worked out by hand from the rules.
  */
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { DEFAULT_PRUNING_PLACEHOLDER } from "../../src";
 
 /** One token per character of string content (0 for block content); additive over messages. */
 export const lengthCounter = (messages: BaseMessage[]): number =>
@@ -26,4 +27,15 @@ export function abortedSignal(reason: unknown = new Error("stop")): AbortSignal 
   const controller = new AbortController();
   controller.abort(reason);
   return controller.signal;
+}
+
+/** The default pruning placeholder for a tool named `name`. */
+export const placeholderFor = (name: string) => DEFAULT_PRUNING_PLACEHOLDER.replace("{tool_name}", name);
+
+/** system, task, then `n` steps each with one result of `size` tokens, then (by default) a final answer. */
+export function agentRun(n: number, size = 300, withAnswer = true): BaseMessage[] {
+  const messages: BaseMessage[] = [system(), human()];
+  for (let i = 0; i < n; i += 1) messages.push(calling([`c${i}`]), result(`c${i}`, size));
+  if (withAnswer) messages.push(answer());
+  return messages;
 }
