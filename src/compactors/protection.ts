@@ -68,7 +68,8 @@ export function pinnedMessages(messages: readonly BaseMessage[], protect: Protec
     const index = work.pop()!;
     const message = messages[index]!;
     const ids = isTool(message) ? [toolCallIdOf(message)] : toolCallsOf(message).map((call) => call.id);
-    for (const id of ids) if (typeof id === "string" && id.length > 0) for (const other of byId.get(id) ?? []) reach(other);
+    // No empty id was indexed above, so an empty one finds nothing.
+    for (const id of ids) if (typeof id === "string") for (const other of byId.get(id) ?? []) reach(other);
     for (const other of idlessResults.get(index) ?? []) reach(other);
     const owner = callerOf.get(index);
     if (owner !== undefined) reach(owner);
@@ -79,5 +80,5 @@ export function pinnedMessages(messages: readonly BaseMessage[], protect: Protec
 function push<K>(map: Map<K, number[]>, key: K, value: number): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [value]);
-  else if (list[list.length - 1] !== value) list.push(value);
+  else list.push(value); // a message listed twice (a call id asked twice in one message) is reached once anyway
 }

@@ -23,7 +23,7 @@ export function stageReport(outcome: StageOutcome): CompactionReport {
     keptCount: input.length - removed.length,
     note: null,
     stepsTrimmed: false,
-    stages: [{ ...stage }],
+    stages: [stage],
   };
 }
 
