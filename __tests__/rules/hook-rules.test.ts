@@ -52,6 +52,8 @@ describe("CompactionHook: the estimate and the overhead", () => {
       new AIMessage({ content: x(5, "U"), usage_metadata: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens } });
     const tail = human(7);
     expect(await hook.estimateTokens([human(20), usage(100, 1), tail])).toBe(101 + 7);
+    // Usage on the very first message counts too.
+    expect(await hook.estimateTokens([usage(100, 1), tail])).toBe(101 + 7);
     // Output alone is usage too.
     expect(await hook.estimateTokens([human(20), usage(0, 3), tail])).toBe(3 + 7);
     // Non-finite usage is no anchor: the older one is used.

@@ -198,6 +198,33 @@ describe("ToolResultOffloadCompactor: what it offloads and when it stops", () =>
     expect(out!.map((message, index) => message !== afterReply[index])).toEqual([false, false, false, true, false, true, false, false]);
   });
 
+  test("results standing first, before any message that could have asked for them, are a step each", async () => {
+    const leading: BaseMessage[] = [
+      new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, "L1") }),
+      new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, "L2") }),
+      calling(["c"]), result("c", 300),
+    ];
+    // Steps, newest first: c's (2), L2's (1), L1's (0). Keeping two, only L1 goes.
+    expect(offloaded(await stage(recordingStore().store, { minKeepSteps: 2 }).compact(leading, 0, lengthCounter), leading)).toEqual([""]);
+  });
+
+  test("results without an id right after a call at the very start belong to it", async () => {
+    const idless = (label: string) => new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, label) });
+    const messages: BaseMessage[] = [calling(["p", "q"]), idless("P"), idless("Q"), calling(["r"]), result("r", 300)];
+    // Two steps: the first call's (both results) and r's. Keeping two, nothing goes.
+    expect(await stage(recordingStore().store, { minKeepSteps: 2 }).compact(messages, 0, lengthCounter)).toBeNull();
+  });
+
+  test("two results without an id after the user, or after a reply without calls, are a step each", async () => {
+    const idless = (label: string) => new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, label) });
+    for (const before of [new HumanMessage("go on"), new AIMessage("no calls")]) {
+      const messages: BaseMessage[] = [system(), human(), before, idless("L1"), idless("L2")];
+      // The newest step is L2 alone: L1 goes.
+      const out = await stage(recordingStore().store).compact(messages, 0, lengthCounter);
+      expect(out!.map((message, index) => message !== messages[index])).toEqual([false, false, false, true, false]);
+    }
+  });
+
   test("minKeepSteps counts steps, newest first", async () => {
     const messages = run([300, 300, 300, 300]);
     const { store } = recordingStore();
@@ -386,7 +413,8 @@ describe("ToolResultOffloadCompactor: the reference, the stored original and the
 
 describe("offload store helpers", () => {
   test("a store needs put and get as functions", () => {
-    for (const bad of [undefined, null, 7, {}, { put() {} }, { get() {} }, { put: 1, get() {} }, { put() {}, get: "x" }]) {
+    const functionWithMethods = Object.assign(() => undefined, { put() {}, get() {} });
+    for (const bad of [undefined, null, 7, {}, { put() {} }, { get() {} }, { put: 1, get() {} }, { put() {}, get: "x" }, functionWithMethods]) {
       expect(() => assertOffloadStore(bad)).toThrow(TypeError);
     }
     expect(() => assertOffloadStore({ put() {}, get() {} })).not.toThrow();
@@ -394,7 +422,7 @@ describe("offload store helpers", () => {
 
   test("a namespace is a non-empty array of non-empty labels without periods, returned as a copy", () => {
     expect(() => checkedNamespace("a")).toThrow(new TypeError('`namespace` must be an array of strings, got "a"'));
-    expect(() => checkedNamespace(["a", 1])).toThrow(TypeError);
+    expect(() => checkedNamespace(["a", 1])).toThrow(new TypeError('`namespace` must be an array of strings, got an array of 2'));
     expect(() => checkedNamespace([])).toThrow(new RangeError("`namespace` must hold at least one label, none empty or with a period, got []"));
     expect(() => checkedNamespace(["a", ""])).toThrow(RangeError);
     expect(() => checkedNamespace(["a", "b.c"])).toThrow(RangeError);
@@ -424,6 +452,7 @@ describe("the offload reader tool", () => {
   test("bad options are typed errors naming the value", () => {
     const store = new InMemoryStore();
     expect(() => createOffloadReaderTool(null as never)).toThrow(new TypeError("createOffloadReaderTool options must be an object, got null"));
+    expect(() => createOffloadReaderTool("store" as never)).toThrow(new TypeError('createOffloadReaderTool options must be an object, got "store"'));
     expect(() => createOffloadReaderTool({ store: {} as never })).toThrow(/^`store` must be/);
     expect(() => createOffloadReaderTool({ store, namespace: [] })).toThrow(RangeError);
     for (const bad of [1.5, 0, -3, "10"]) {
@@ -440,6 +469,11 @@ describe("the offload reader tool", () => {
     const small = createOffloadReaderTool({ store: await stored(text), namespace, defaultLength: 7 });
     expect(await small.invoke({ key: "k", offset: 10 })).toBe(`[characters 10 to 17 of 5000; more follows: call again with offset 17]\n${text.slice(10, 17)}`);
     expect(reader.description).toContain("offset");
+    // Every argument is described to the model, and no other argument is accepted.
+    const properties = (reader.schema as { properties: Record<string, { description?: string }> }).properties;
+    expect(Object.keys(properties)).toEqual(["key", "offset", "length"]);
+    for (const property of Object.values(properties)) expect(property.description!.length).toBeGreaterThan(10);
+    await expect(reader.invoke({ key: "k", page: 2 } as never)).rejects.toThrow();
     expect(JSON.stringify(small.schema)).toContain("default 7");
   });
 
@@ -457,6 +491,9 @@ describe("the offload reader tool", () => {
     const reader = createOffloadReaderTool({ store, namespace });
     expect(await reader.invoke({ key: "odd" })).toBe('No offloaded tool result is stored under key "odd".');
     expect(await reader.invoke({ key: "gone" })).toBe('No offloaded tool result is stored under key "gone".');
+    // A store answering with an item that has no value.
+    const bare = createOffloadReaderTool({ store: { put: async () => undefined, get: async () => ({}) as never }, namespace });
+    expect(await bare.invoke({ key: "k" })).toBe('No offloaded tool result is stored under key "k".');
     // It reads the namespace it was given, not the default one.
     expect(await createOffloadReaderTool({ store }).invoke({ key: "k" })).toBe('No offloaded tool result is stored under key "k".');
   });

@@ -104,6 +104,13 @@ describe("protect: what must stay with a pinned message", () => {
     expect(pinnedIndices(messages, at(7))).toEqual([7]);
   });
 
+  test("at the very start: a result without an id belongs to no call; a call keeps the id-less results after it", () => {
+    const leading: BaseMessage[] = [idless("L"), calling(["x"]), result("x")];
+    expect(pinnedIndices(leading, at(1))).toEqual([1, 2]);
+    const first: BaseMessage[] = [calling(["p", "q"]), idless("P"), idless("Q"), calling(["r"]), result("r")];
+    expect(pinnedIndices(first, at(0))).toEqual([0, 1, 2]);
+  });
+
   test("an empty call id ties nothing together", () => {
     const messages: BaseMessage[] = [
       system(), human(),
