@@ -9,6 +9,8 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { IMAGE_BLOCK_TOKENS, tiktokenCounter } from "../../src";
 import { offlineEncoder } from "../../src/counting/tiktoken";
+import { Tiktoken } from "js-tiktoken/lite";
+import type { TiktokenBPE } from "js-tiktoken/lite";
 
 /** A stand-in for the exact length: one token per `per` characters (at least one), recording each text it measures. */
 function recording(per = 4): { exact: (text: string) => number; measured: string[] } {
@@ -30,6 +32,24 @@ function symbolRun(length: number): string {
   }
   return run;
 }
+
+// First in the file: js-tiktoken's encoders are loaded once per module registry, so only the first test to load an
+// encoding sees which ranks it was given (a mutation run credits that load to this test alone).
+describe("each encoding is read with its own ranks", () => {
+  test("counts equal js-tiktoken's own encoder built from that encoding's ranks, and the two encodings differ", () => {
+    const text = "Überprüfung der Tokenisierung: 日本語のテキスト, naïve café, 0x1F600 → done.";
+    const reference = (name: "o200k_base" | "cl100k_base") => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const ranks = require(`js-tiktoken/ranks/${name}`) as { default?: TiktokenBPE } & TiktokenBPE;
+      return new Tiktoken(ranks.default ?? ranks).encode(text).length;
+    };
+    const cl100k = reference("cl100k_base");
+    const o200k = reference("o200k_base");
+    expect(cl100k).not.toBe(o200k);
+    expect(offlineEncoder("cl100k_base").encode(text)).toHaveLength(cl100k);
+    expect(offlineEncoder("o200k_base").encode(text)).toHaveLength(o200k);
+  });
+});
 
 describe("boundedTokenLength: what is measured exactly and what is cut", () => {
   test("a text shorter than a hazard run, or holding none, is measured whole", () => {
