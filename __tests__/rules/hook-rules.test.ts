@@ -147,6 +147,23 @@ describe("CompactionHook: minGainTokens", () => {
     expect((await new CompactionHook({ ...options, compactor: otherHalf, minGainTokens: 800 }).run(messages))!.declined?.gainTokens).toBe(799);
   });
 
+  test("a compactor that reports its counts is trusted for the gain, not recounted", async () => {
+    // The report claims 1,000 → 100 (a gain of 900) where the hook's counter would see 820 → 21 (799).
+    const counted: Compactor = {
+      compact: async () => null,
+      compactWithReport: async (input): Promise<CompactionReport> => ({
+        ...unchangedReport("counted", input, 1_000),
+        messages: [input[0]!, new AIMessage("a"), input[input.length - 1]!],
+        tokensAfter: 100,
+      }),
+    };
+    const applied = (await new CompactionHook({ ...options, compactor: counted, minGainTokens: 850 }).run(messages))!;
+    expect(applied.declined).toBeUndefined();
+    expect(applied.messages).toHaveLength(3);
+    const declined = (await new CompactionHook({ ...options, compactor: counted, minGainTokens: 901 }).run(messages))!;
+    expect(declined.declined?.gainTokens).toBe(900);
+  });
+
   test("with the default threshold (0) even a compaction that frees nothing, or grows the list, is applied", async () => {
     const growing: Compactor = {
       compact: async () => null,
@@ -173,10 +190,18 @@ describe("CompactionHook: the compactor's cache and the signal", () => {
       return lengthCounter(list);
     };
     const messages = conversation(1);
-    const cache = new TokenCountCache();
+    // A cache that records what is stored in it, to tell it from the shared one.
+    const stored: BaseMessage[] = [];
+    const cache = new (class extends TokenCountCache {
+      override set(counterKey: object, message: BaseMessage, count: number): void {
+        stored.push(message);
+        super.set(counterKey, message, count);
+      }
+    })();
     const own = new CompactionHook({ contextWindow: 10_000, tokenCounter: counter, compactor: new SlidingWindowCompactor({ cache }) });
     await own.estimateTokens(messages);
     expect(calls).toBe(messages.length);
+    expect(stored).toEqual(messages);
     await own.estimateTokens(messages);
     expect(calls).toBe(messages.length); // remembered in that cache
     const fresh = new CompactionHook({ contextWindow: 10_000, tokenCounter: counter, compactor: new SlidingWindowCompactor({ cache: null }) });
@@ -184,12 +209,15 @@ describe("CompactionHook: the compactor's cache and the signal", () => {
     await fresh.estimateTokens(messages);
     expect(calls).toBe(3 * messages.length); // counted afresh each time
     // A compactor without a cache of its own (or with something else under that name): the shared cache.
-    const odd: Compactor & { cache: unknown } = { compact: async () => null, compactWithReport: async (input) => unchangedReport("odd", input, 0), cache: { get: 1 } };
-    const shared = new CompactionHook({ contextWindow: 10_000, tokenCounter: counter, compactor: odd });
-    await shared.estimateTokens(messages);
-    const afterFirst = calls;
-    await shared.estimateTokens(messages);
-    expect(calls).toBe(afterFirst);
+    const noop = () => undefined;
+    for (const oddCache of [{ get: 1 }, { get: noop }, { set: noop }, "cache"]) {
+      const odd: Compactor & { cache: unknown } = { compact: async () => null, compactWithReport: async (input) => unchangedReport("odd", input, 0), cache: oddCache };
+      const shared = new CompactionHook({ contextWindow: 10_000, tokenCounter: counter, compactor: odd });
+      await shared.estimateTokens(messages);
+      const afterFirst = calls;
+      await shared.estimateTokens(messages);
+      expect(calls).toBe(afterFirst);
+    }
   });
 
   test("the compactor gets the run's signal, and no signal when none was given", async () => {
