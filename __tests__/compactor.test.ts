@@ -26,12 +26,9 @@ import {
 } from "../src";
 import type { TokenCounter, TokenCountingModel } from "../src";
 import { assertProviderValid, randomConversation, snapshotMessages } from "./support/conversations";
+// A message's tokens are the length of its string content: sizes can be read off the test data.
+import { lengthCounter, x } from "./support/stages";
 
-/** A message's tokens are the length of its string content: sizes can be read off the test data. */
-const lengthCounter = (messages: BaseMessage[]): number =>
-  messages.reduce((sum, m) => sum + (typeof m.content === "string" ? m.content.length : 0), 0);
-
-const x = (n: number, label = "") => (label + "x".repeat(n)).slice(0, n);
 const system = (n = 10, label = "S") => new SystemMessage(x(n, label));
 const human = (n = 10, label = "H") => new HumanMessage(x(n, label));
 const answer = (n = 10, label = "A") => new AIMessage(x(n, label));

@@ -6,10 +6,9 @@ import { approximateTokenCounter, CompactionHook, isCompactionNote, SlidingWindo
 import { advanceCompactionView, applyCompactionView } from "../src/integrations/view-window";
 import type { CompactionView } from "../src/integrations/view-window";
 import { assertOnSeedsAsync, describeSeeds } from "./support/seeds";
+// One token per character of string content: easy to reason about exactly.
+import { lengthCounter as charCounter } from "./support/stages";
 
-/** One token per character of string content: easy to reason about exactly. */
-const charCounter = (messages: BaseMessage[]) =>
-  messages.reduce((total, message) => total + (typeof message.content === "string" ? message.content.length : 0), 0);
 
 const lookup = tool(async ({ query }: { query: string }) => `result for ${query}`, {
   name: "lookup",

@@ -16,10 +16,9 @@ import { COMPACTION_VIEW_KEY, createCompactionNode } from "../src/integrations/l
 import type { CompactionView } from "../src/integrations/langgraph";
 import { COMPACTION_MIDDLEWARE_NAME, compactionMiddleware } from "../src/integrations/middleware";
 import { ScriptedAgentModel, toolPairingProblems } from "./support/scripted-model-agent";
+// One token per character of string content: every expectation below is plain arithmetic.
+import { lengthCounter as chars } from "./support/stages";
 
-/** One token per character of string content: every expectation below is plain arithmetic. */
-const chars = (messages: BaseMessage[]) =>
-  messages.reduce((total, message) => total + (typeof message.content === "string" ? message.content.length : 0), 0);
 
 /** Ids of a result, the note shown as "NOTE". */
 const idsOf = (messages: readonly BaseMessage[] | null | undefined) =>

@@ -22,6 +22,9 @@ import type { OffloadStore, ToolResultOffloadCompactorOptions } from "../../src"
 import { assertOffloadStore, checkedNamespace, offloadKey } from "../../src/compactors/offload-store";
 import { abortedSignal, answer, calling, human, lengthCounter, result, system, tokens, x } from "../support/stages";
 
+/** A tool result without a call id, of `n` tokens. */
+const idless = (n: number, label: string) => new ToolMessage({ tool_call_id: "", name: "lookup", content: x(n, label) });
+
 const digest = (text: string) => createHash("sha256").update(text, "utf8").digest("hex").slice(0, 16);
 
 /** A store that records every write, over an InMemoryStore. */
@@ -178,7 +181,6 @@ describe("ToolResultOffloadCompactor: what it offloads and when it stops", () =>
   });
 
   test("a result without an id belongs to the call it follows; one that follows no call, or a call-less reply, is a step of its own", async () => {
-    const idless = (n: number, label: string) => new ToolMessage({ tool_call_id: "", name: "lookup", content: x(n, label) });
     const afterCall: BaseMessage[] = [
       system(), human(),
       calling(["p"]), result("p", 300),
@@ -200,8 +202,8 @@ describe("ToolResultOffloadCompactor: what it offloads and when it stops", () =>
 
   test("results standing first, before any message that could have asked for them, are a step each", async () => {
     const leading: BaseMessage[] = [
-      new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, "L1") }),
-      new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, "L2") }),
+      idless(300, "L1"),
+      idless(300, "L2"),
       calling(["c"]), result("c", 300),
     ];
     // Steps, newest first: c's (2), L2's (1), L1's (0). Keeping two, only L1 goes.
@@ -209,16 +211,14 @@ describe("ToolResultOffloadCompactor: what it offloads and when it stops", () =>
   });
 
   test("results without an id right after a call at the very start belong to it", async () => {
-    const idless = (label: string) => new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, label) });
-    const messages: BaseMessage[] = [calling(["p", "q"]), idless("P"), idless("Q"), calling(["r"]), result("r", 300)];
+    const messages: BaseMessage[] = [calling(["p", "q"]), idless(300, "P"), idless(300, "Q"), calling(["r"]), result("r", 300)];
     // Two steps: the first call's (both results) and r's. Keeping two, nothing goes.
     expect(await stage(recordingStore().store, { minKeepSteps: 2 }).compact(messages, 0, lengthCounter)).toBeNull();
   });
 
   test("two results without an id after the user, or after a reply without calls, are a step each", async () => {
-    const idless = (label: string) => new ToolMessage({ tool_call_id: "", name: "lookup", content: x(300, label) });
     for (const before of [new HumanMessage("go on"), new AIMessage("no calls")]) {
-      const messages: BaseMessage[] = [system(), human(), before, idless("L1"), idless("L2")];
+      const messages: BaseMessage[] = [system(), human(), before, idless(300, "L1"), idless(300, "L2")];
       // The newest step is L2 alone: L1 goes.
       const out = await stage(recordingStore().store).compact(messages, 0, lengthCounter);
       expect(out!.map((message, index) => message !== messages[index])).toEqual([false, false, false, true, false]);

@@ -12,22 +12,16 @@
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { compactionNoteMetadata, isCompactionNote, SlidingWindowCompactor } from "../../src";
-import type { ProtectPredicate } from "../../src";
+// One token per character of string content.
+import { lengthCounter as chars, protectIds } from "../support/stages";
 import { createCompactionNote } from "../../src/messages/note";
 
-/** One token per character of string content. */
-const chars = (messages: BaseMessage[]) =>
-  messages.reduce((total, message) => total + (typeof message.content === "string" ? message.content.length : 0), 0);
 /** Ids, the new note (which has none) as "NOTE". */
 const idsOf = (messages: readonly BaseMessage[] | null) =>
   messages === null ? null : messages.map((m) => (isCompactionNote(m) && m.id === undefined ? "NOTE" : m.id));
 const human = (id: string, content: string) => new HumanMessage({ id, content });
 const ai = (id: string, content: string) => new AIMessage({ id, content });
 const system = (id: string, content: string) => new SystemMessage({ id, content });
-const protectIds =
-  (...ids: string[]): ProtectPredicate =>
-  (message) =>
-    ids.includes(message.id ?? "");
 /** An earlier compaction's note, as a store hands it back. */
 const earlierNote = (id: string | undefined, removed: number) => {
   const note = createCompactionNote("[earlier messages removed]", removed, 3);

@@ -11,19 +11,14 @@ import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages
 import type { BaseMessage } from "@langchain/core/messages";
 import { isCompactionNote, SlidingWindowCompactor } from "../../src";
 import type { ProtectPredicate } from "../../src";
+// One token per character of string content.
+import { lengthCounter as chars, protectIds } from "../support/stages";
 
-/** One token per character of string content. */
-const chars = (messages: BaseMessage[]) =>
-  messages.reduce((total, message) => total + (typeof message.content === "string" ? message.content.length : 0), 0);
 const idsOf = (messages: readonly BaseMessage[] | null) => (messages === null ? null : messages.map((m) => (isCompactionNote(m) ? "NOTE" : m.id)));
 const human = (id: string, content: string) => new HumanMessage({ id, content });
 const ai = (id: string, content: string) => new AIMessage({ id, content });
 const system = (id: string, content: string) => new SystemMessage({ id, content });
 const compactor = (protect?: ProtectPredicate) => new SlidingWindowCompactor({ cache: null, ...(protect ? { protect } : {}) });
-const protectIds =
-  (...ids: string[]): ProtectPredicate =>
-  (message) =>
-    ids.includes(message.id ?? "");
 
 describe("groups are kept newest first, stopping at the first that does not fit", () => {
   // Turns of 2, 20 and 5 tokens before the task; instructions and task 7.

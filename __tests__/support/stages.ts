@@ -5,10 +5,17 @@
  */
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { DEFAULT_PRUNING_PLACEHOLDER } from "../../src";
+import type { ProtectPredicate } from "../../src";
 
 /** One token per character of string content (0 for block content); additive over messages. */
 export const lengthCounter = (messages: BaseMessage[]): number =>
   messages.reduce((sum, m) => sum + (typeof m.content === "string" ? m.content.length : 0), 0);
+
+/** A `protect` predicate pinning the messages with these ids. */
+export const protectIds =
+  (...ids: string[]): ProtectPredicate =>
+  (message) =>
+    ids.includes(message.id ?? "");
 
 export const x = (n: number, label = "") => (label + "x".repeat(n)).slice(0, n);
 export const system = (n = 10, label = "S") => new SystemMessage(x(n, label));
