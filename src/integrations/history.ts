@@ -307,11 +307,12 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       const nextKeys = comparableForm(next);
       let written = 0;
       while (written < next.length && written < current.length && currentKeys[written] === nextKeys[written]) written += 1;
-      appended = current.slice(written);
-      if (written === next.length && appended.length === 0) {
+      // All of the new list landed (the failure came after), so the store already holds it and whatever followed.
+      if (written === next.length) {
         this.pending = null;
         return;
       }
+      appended = current.slice(written);
     }
     const target = [...next, ...appended];
     // Remember what this attempt owes before clearing, so a second failure loses nothing either.
