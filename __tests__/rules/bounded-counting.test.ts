@@ -5,6 +5,7 @@
  */
 import { CHUNK, EXACT_HAZARD_LIMIT, HAZARD_RUN, SAMPLES, boundedTokenLength } from "../../src/counting/bounded-encoding";
 import { exactTokenLength, plainTokenLength } from "../../src/counting/exact-length";
+import type { Encoder } from "../../src/counting/exact-length";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { IMAGE_BLOCK_TOKENS, tiktokenCounter } from "../../src";
@@ -181,6 +182,50 @@ describe("exact lengths with the real encoder", () => {
     for (const text of texts) expect(exact(text)).toBe(encoder.encode(text, [], []).length);
     // Measured twice: the second long text is not confused by the first.
     expect(exact(texts[2]!)).toBe(encoder.encode(texts[2]!, [], []).length);
+  });
+
+  /** The pieces tiktoken's pre-split makes of `text`, each once, in the order they first appear. */
+  const distinctPieces = (text: string) => [...new Set(text.match(new RegExp(pattern, "gu")))];
+
+  /** The real encoder, recording each text it is asked to encode. */
+  function recordingEncoder(inner: Encoder = encoder) {
+    const asked: string[] = [];
+    return {
+      asked,
+      encode: (text: string, allowed?: string[] | "all", disallowed?: string[] | "all") => {
+        asked.push(text);
+        return inner.encode(text, allowed, disallowed);
+      },
+    };
+  }
+
+  test("a long text's distinct pieces go to the encoder in one call, each once", () => {
+    const recording = recordingEncoder();
+    const exact = exactTokenLength(recording, pattern);
+    recording.asked.length = 0; // the separator's id, asked for once when the length is built
+    const text = `${"alpha beta gamma delta 17 ==> ".repeat(30)}<|endofprompt|> omega`;
+    expect(exact(text)).toBe(encoder.encode(text, [], []).length);
+    expect(recording.asked).toEqual([distinctPieces(text).join("<|endoftext|>")]);
+    expect(distinctPieces(text)).toHaveLength(12); // 8 of the repeated unit (" alpha" after the first), 4 of the tail
+  });
+
+  test("a long text spelling the separator is measured in one call too; an encoder without the separator, piece by piece", () => {
+    const recording = recordingEncoder();
+    const exact = exactTokenLength(recording, pattern);
+    recording.asked.length = 0;
+    const text = `${"stop at <|endoftext|> now ".repeat(30)}`;
+    expect(exact(text)).toBe(encoder.encode(text, [], []).length);
+    // The pre-split parts `<|` and `|>` from the letters, so no piece spells the separator.
+    expect(distinctPieces(text)).toEqual(["stop", " at", " <|", "endoftext", "|>", " now", " stop", " "]);
+    expect(recording.asked).toEqual([distinctPieces(text).join("<|endoftext|>")]);
+
+    // An encoder whose special tokens do not include the separator reads its spelling as several tokens.
+    const plain = recordingEncoder({ encode: (text, _allowed, disallowed) => encoder.encode(text, [], disallowed) });
+    const exactPlain = exactTokenLength(plain, pattern);
+    plain.asked.length = 0;
+    const prose = "one two three four five six seven ".repeat(20);
+    expect(exactPlain(prose)).toBe(encoder.encode(prose, [], []).length);
+    expect(plain.asked).toEqual(distinctPieces(prose));
   });
 });
 

@@ -97,6 +97,26 @@ describe("compactionMiddleware: the overhead is counted once per tools and syste
     expect(seen.times).toBe(1);
   });
 
+  test("a system prompt of an image alone is sent, so it is counted (empty text is not an empty prompt)", async () => {
+    const seen = { systemPrompts: 0 };
+    const counter = (messages: BaseMessage[]) => {
+      // The tool schemas reach the counter as a system message of text; the prompt is the one with blocks.
+      for (const message of messages) if (message.type === "system" && Array.isArray(message.content)) seen.systemPrompts += 1;
+      return approximateTokenCounter(messages);
+    };
+    const imageOnly = createMiddleware({
+      name: "ImagePrompt",
+      wrapModelCall: async (request, handler) =>
+        handler({ ...request, systemMessage: new SystemMessage({ content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] }) }),
+    });
+    const model = twoCalls();
+    const agent = createAgent({ model, tools: [clock], middleware: [imageOnly, compactionMiddleware({ contextWindow: 100_000, tokenCounter: counter })] });
+    await agent.invoke({ messages: [new HumanMessage("Book a meeting.")] });
+    expect(model.calls).toHaveLength(2);
+    // The middleware builds a new (equal) prompt object for each call, so each call counts it once.
+    expect(seen.systemPrompts).toBe(2);
+  });
+
   test("tools another middleware adds on the second call are counted then", async () => {
     const { counter, seen } = markerCounter("for scheduling");
     const model = twoCalls();
