@@ -293,7 +293,7 @@ const BENCHMARKS_NOTES = `## How to read this
   dozen messages, so cold counts 16 to 107 messages whatever the history's length (column "messages counted"). That
   makes the issue's "warm under 2% of cold" a comparison with a much smaller cold than it assumed.
 - **Warm (a)** (compacted result + 1 step) costs about as much as counting the new step once: its floor is "counting the
-  new step alone" (1.1 to 1.9 ms for a step of two tool results with tiktoken), which alone is 1 to 3% of a lazy cold run.
+  new step alone" (0.9 to 1.9 ms for a step of two tool results with tiktoken), which alone is 1 to 6% of a lazy cold run.
   What remains is tens of microseconds of layout over a list of a few dozen messages. The ratio is bounded by
   (tokens of one new step) / (budget), not by the compactor.
 - **Warm (b)** (full history + 1 step) counts only the new step too (column "messages counted", 3), and the layout
@@ -315,6 +315,8 @@ const BENCHMARKS_NOTES = `## How to read this
   a third less than before; what remains is the one hash-map insertion per call id and the reads of each message and its
   calls (memory latency over objects scattered in a 300 MB heap). The rules need that pass in full on a list never seen:
   a tool result in the task may answer a call anywhere in the history. Later calls on the same history do not read it again.
+  The ratio moves with the load of this shared machine: 1.43× on 5 December, 1.96× on 4 December, with the same code
+  for this row.
 - **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
   (\`src/compactors/pruned-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
   exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
@@ -322,6 +324,8 @@ const BENCHMARKS_NOTES = `## How to read this
   few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results
   are small, so more history fits) and builds and counts the replacements it keeps, hence more than the window's
   cost: 1.8× to 2.7× of it at 2,500 messages in runs on this machine, so the 2× target is met only on some runs.
+  Since one `encode` call per text (5 December) every tiktoken count is faster, the window's and the pipeline's alike, so the
+  ratio stays where the messages read put it (2.22× in that run).
   \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
   results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
   reports both cost about one tokenization pass and the pipeline is within a few percent of the window.
