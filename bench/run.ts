@@ -324,7 +324,7 @@ const BENCHMARKS_NOTES = `## How to read this
   few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results
   are small, so more history fits) and builds and counts the replacements it keeps, hence more than the window's
   cost: 1.8× to 2.7× of it at 2,500 messages in runs on this machine, so the 2× target is met only on some runs.
-  Since one `encode` call per text (5 December) every tiktoken count is faster, the window's and the pipeline's alike, so the
+  Since one \`encode\` call per text (5 December) every tiktoken count is faster, the window's and the pipeline's alike, so the
   ratio stays where the messages read put it (2.22× in that run).
   \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
   results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
