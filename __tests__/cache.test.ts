@@ -182,8 +182,23 @@ describe("the next compaction counts only the new messages", () => {
     expect(calls).toBe(step.length + 1);
   });
 
+  test("built-in approximateTokenCounter: not cached (recounting is cheaper than checking a stored count), so a planted count is ignored", async () => {
+    const counter = approximateTokenCounter;
+    const cache = new TokenCountCache();
+    const compactor = new SlidingWindowCompactor({ cache });
+    const history = agentHistory(10, 2);
+    const first = await compactor.compactWithReport(history, 400, counter);
+    for (const message of history) expect(cache.get(counter, message)).toBeUndefined();
+    cache.set(counter, history[1]!, 1_000_000);
+    const second = await compactor.compactWithReport(history, 400, counter);
+    expect(second.tokensBefore).toBe(first.tokensBefore);
+    // The same function wrapped is any other counter to the cache: cached.
+    const wrapped = (messages: BaseMessage[]) => approximateTokenCounter(messages);
+    await compactor.compactWithReport(history, 400, wrapped);
+    for (const message of history) expect(cache.get(wrapped, message)).toBe(approximateTokenCounter([message]));
+  });
+
   test.each([
-    ["approximateTokenCounter", approximateTokenCounter],
     ["tiktokenCounter", tiktokenCounter("o200k_base")],
   ] as const)("built-in %s: counts are stored under the counter itself and read back", async (_name, counter) => {
     const cache = new TokenCountCache();

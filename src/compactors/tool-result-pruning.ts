@@ -1,6 +1,5 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage, ToolMessageFields } from "@langchain/core/messages";
-import { approximateTokenCounter } from "../counting/approximate";
 import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
 import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
@@ -230,11 +229,9 @@ export class ToolResultPruningCompactor implements Compactor {
         placeholders.set(toolName, text);
       }
       const replacement = prunedResult(message, text, originalTokens);
-      // With the built-in estimate a short placeholder is cheaper to count again than to remember: a cache entry
-      // keyed by a just-made object is the dearest write the cache has (about 2 µs, against 0.6 µs for an older
-      // message, in V8's weak maps), the estimate a fraction of that. Any other counter (tiktoken, a model's) is
-      // dearer than the write, and the window after this stage reads the kept placeholders again: remembered.
-      const counted = countOne(replacement, counter, counter.key === approximateTokenCounter ? null : this.cache);
+      // Remembered for a counter dearer than a cache write: the window after this stage reads the kept placeholders
+      // again. (The built-in estimate is never cached: see `MessageCounter.cached`.)
+      const counted = countOne(replacement, counter, this.cache);
       if (typeof counted === "number") return decision(replacement, originalTokens, counted);
       return counted.then((replacementTokens) => decision(replacement, originalTokens, replacementTokens));
     };
