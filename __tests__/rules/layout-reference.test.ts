@@ -329,3 +329,68 @@ describe("the layout follows its rules (an independent reference)", () => {
     );
   });
 });
+
+describe("a continued layout hands out again what did not change", () => {
+  // The layout is documented as read-only and shared: lists and groups a new message did not touch are the very
+  // objects handed out before, so a caller (the window's selection, the view) can tell by identity what is new.
+  const history = (): BaseMessage[] =>
+    buildConversation({
+      system: 1,
+      ops: [
+        { t: "human", chat: false },
+        { t: "call", ids: ["a"], where: "tool_calls" },
+        { t: "result", id: "a", chat: false },
+        { t: "result", id: "z", chat: false }, // answers nothing: in history it joins its turn
+        { t: "note" },
+        { t: "human", chat: false },
+        { t: "call", ids: ["b"], where: "tool_calls" },
+        { t: "result", id: "b", chat: false },
+        { t: "result", id: "y", chat: false }, // answers nothing after the task: loose
+      ],
+    });
+
+  test("a new step: the same turns, notes and loose lists, the same older step groups, a new steps list", () => {
+    const messages = history();
+    const first = layoutConversation(messages);
+    const next = [...messages, new AIMessage("done")];
+    const second = layoutConversation(next);
+    expect(second).toEqual(referenceLayout(next));
+    expect(second).not.toBe(first);
+    expect(second.turns).toBe(first.turns);
+    expect(second.notes).toBe(first.notes);
+    expect(second.loose).toBe(first.loose);
+    expect(second.steps).not.toBe(first.steps);
+    expect(second.steps[0]).toBe(first.steps[0]);
+    // The same list again: the whole layout is the one handed out last.
+    expect(layoutConversation(next)).toBe(second);
+    expect(layoutConversation([...next])).toBe(second);
+  });
+
+  test("a new note changes only the notes list; a result answering nothing only the loose list; a new task every list it touches", () => {
+    const messages = history();
+    const first = layoutConversation(messages);
+    const withNote = [...messages, createCompactionNote(DEFAULT_OMISSION_NOTE, 1, 1)];
+    const second = layoutConversation(withNote);
+    expect(second).toEqual(referenceLayout(withNote));
+    expect(second.notes).not.toBe(first.notes);
+    expect([second.turns, second.steps, second.loose]).toEqual([first.turns, first.steps, first.loose]);
+    expect(second.turns).toBe(first.turns);
+    expect(second.steps).toBe(first.steps);
+    expect(second.loose).toBe(first.loose);
+
+    const withLoose = [...withNote, new ToolMessage({ content: "late", tool_call_id: "x" })];
+    const third = layoutConversation(withLoose);
+    expect(third).toEqual(referenceLayout(withLoose));
+    expect(third.loose).not.toBe(second.loose);
+    expect(third.notes).toBe(second.notes);
+    expect(third.turns).toBe(second.turns);
+    expect(third.steps).toBe(second.steps);
+
+    // A new user message: the task becomes history (new turns, steps emptied).
+    const newTask = [...withLoose, new HumanMessage("next question")];
+    const fourth = layoutConversation(newTask);
+    expect(fourth).toEqual(referenceLayout(newTask));
+    expect(fourth.turns).not.toBe(third.turns);
+    expect(fourth.steps).toEqual([]);
+  });
+});
