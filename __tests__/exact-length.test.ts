@@ -1,6 +1,7 @@
 /**
- * Exact token lengths (src/counting/exact-length.ts): measuring a long text
- * piece by piece, each distinct piece encoded once, gives exactly what
+ * Exact token lengths (src/counting/exact-length.ts): measuring a text piece
+ * by piece, each piece encoded once (or looked up, when an earlier text had
+ * it), gives exactly what
  * js-tiktoken's own `encode` gives; and text spelling a special token is
  * counted as plain text instead of throwing.
  */
@@ -26,7 +27,8 @@ const fragment = fc.oneof(
   fc.string({ unit: "binary", maxLength: 4 }),
   fc.stringMatching(/^[a-zA-Z]{1,10}$/),
 );
-// Long enough (over 512 characters) to be measured piece by piece, and repetitive like logs.
+// Long and repetitive like logs (pieces repeat within a text), and short (pieces repeat across texts).
+const shortText = fc.array(fragment, { maxLength: 8 }).map((parts) => parts.join(""));
 const longText = fc
   .tuple(fc.array(fragment, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 60 }), fc.array(fragment, { maxLength: 10 }))
   .map(([unit, times, tail]) => (unit.join("").repeat(times) + tail.join("")).padEnd(600, "z"));
@@ -38,6 +40,15 @@ describe.each(ENCODINGS)("%s", (encoding) => {
   test("piece by piece equals encoding the whole text, on random long texts", () => {
     assertOnSeeds(
       fc.property(longText, (text) => {
+        expect(exact(text)).toBe(encoder.encode(text, [], []).length);
+      }),
+      BUDGET,
+    );
+  });
+
+  test("piece by piece, with the pieces of earlier texts remembered, equals encoding the whole text, on random short texts", () => {
+    assertOnSeeds(
+      fc.property(shortText, (text) => {
         expect(exact(text)).toBe(encoder.encode(text, [], []).length);
       }),
       BUDGET,

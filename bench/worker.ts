@@ -7,6 +7,7 @@ import { trimMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { approximateTokenCounter, CompactionPipeline, SlidingWindowCompactor, tiktokenCounter, TokenCountCache, ToolResultPruningCompactor } from "../src";
 import type { TokenCounter } from "../src";
+import { forgetRememberedPieces } from "../src/counting/exact-length";
 import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { agentConversation, agentStep, conversationBuilder } from "./conversations";
 import { collectGarbage, median, medianTime, peakRss, progress, settledHeap, timeOnce } from "./measure";
@@ -97,6 +98,17 @@ function syncCount(counter: TokenCounter, messages: BaseMessage[]): number {
   return value;
 }
 
+/**
+ * Cold means nothing remembered: no layout or checked list of this history, and
+ * no token length of any text piece (tiktoken's memory of pieces seen, see
+ * `src/counting/exact-length.ts`). Every cold run and every plain counting pass
+ * starts from this, so the pass and the runs beside it are measured alike.
+ */
+function forgetEverything(): void {
+  forgetRememberedLists();
+  forgetRememberedPieces();
+}
+
 /** Counts calls to a counter by wrapping it (a different function, so it has its own cache entries). */
 function countingCounter(counter: TokenCounter): { counter: TokenCounter; messages: () => number } {
   let messages = 0;
@@ -118,9 +130,9 @@ function warmUp(counter: TokenCounter): Promise<unknown> {
 
 async function floor(task: WorkerTask, messages: BaseMessage[], counter: TokenCounter): Promise<FloorResult> {
   let totalTokens = 0;
-  const list = await medianTime(task.runs, () => undefined, () => (totalTokens = syncCount(counter, messages)));
+  const list = await medianTime(task.runs, forgetEverything, () => (totalTokens = syncCount(counter, messages)));
   progress(`floor: one pass ${list.median.toFixed(1)} ms`);
-  const perMessage = await medianTime(task.runs, () => undefined, () => {
+  const perMessage = await medianTime(task.runs, forgetEverything, () => {
     let total = 0;
     for (const message of messages) total += syncCount(counter, [message]);
     return total;
@@ -138,10 +150,11 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   const coldRuns: number[] = [];
   const floorRuns: number[] = [];
   for (let run = 0; run < runs; run += 1) {
+    forgetEverything();
     floorRuns.push(await timeOnce(() => syncCount(counter, messages)));
     const cache = new TokenCountCache();
     // Cold means nothing remembered: no counts, and no layout or checked list of this history either.
-    forgetRememberedLists();
+    forgetEverything();
     coldRuns.push(await timeOnce(() => compactWith(cache, messages)));
   }
   const cold = { median: median(coldRuns), runs: coldRuns };
@@ -151,13 +164,13 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   // One new step per run, so that every warm run has uncounted messages to count.
   const steps = Array.from({ length: runs }, () => agentStep(builder, 2));
 
-  forgetRememberedLists();
+  forgetEverything();
   const cacheA = new TokenCountCache();
   const compacted = (await compactWith(cacheA, messages)) ?? messages;
   const warmA = await medianTime(runs, (run) => [...compacted, ...steps[run]!], (input) => compactWith(cacheA, input));
   progress(`ours: warm, compacted result + 1 step (${compacted.length + 3} messages) ${warmA.median.toFixed(3)} ms`);
 
-  forgetRememberedLists();
+  forgetEverything();
   const cacheB = new TokenCountCache();
   await compactWith(cacheB, messages);
   const warmB = await medianTime(runs, (run) => [...messages, ...steps[run]!], (input) => compactWith(cacheB, input));
@@ -166,7 +179,7 @@ async function ours(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
   progress(`ours: counting the new step alone ${newStep.median.toFixed(3)} ms`);
 
   // Untimed: how many messages each kind of run hands to the counter.
-  forgetRememberedLists();
+  forgetEverything();
   const probe = countingCounter(counter);
   const probeCache = new TokenCountCache();
   const probeCompacted = (await compactWith(probeCache, messages, probe.counter)) ?? messages;
@@ -219,11 +232,12 @@ async function stages(task: WorkerTask, messages: BaseMessage[], counter: TokenC
   const pipelineReportRuns: number[] = [];
   type Made = Pick<SlidingWindowCompactor, "compact" | "compactWithReport">;
   const cold = async (make: (cache: TokenCountCache) => Made, withReport = false) => {
-    forgetRememberedLists();
+    forgetEverything();
     const compactor = make(new TokenCountCache());
     return timeOnce(() => (withReport ? compactor.compactWithReport(messages, budget, counter) : compactor.compact(messages, budget, counter)));
   };
   for (let run = 0; run < runs; run += 1) {
+    forgetEverything();
     floorRuns.push(await timeOnce(() => syncCount(counter, messages)));
     windowRuns.push(await cold(window));
     pipelineRuns.push(await cold(pipeline));
@@ -236,10 +250,10 @@ async function stages(task: WorkerTask, messages: BaseMessage[], counter: TokenC
     );
   }
   // Untimed: what each handed to the counter, and how many results pruning rewrote.
-  forgetRememberedLists();
+  forgetEverything();
   const probeWindow = countingCounter(counter);
   await window(new TokenCountCache()).compact(messages, budget, probeWindow.counter);
-  forgetRememberedLists();
+  forgetEverything();
   const probePipeline = countingCounter(counter);
   await pipeline(new TokenCountCache()).compact(messages, budget, probePipeline.counter);
   const report = await pruning(new TokenCountCache()).compactWithReport(messages, budget, counter);
@@ -292,6 +306,7 @@ async function trim(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
     if (callEnds.length % 100 === 0) progress(`trimMessages: ${callEnds.length} of ${callTokens.length} counter calls, ${(callEnds.at(-1)! / 1000).toFixed(1)} s`);
     return value;
   };
+  forgetEverything(); // its prefixes' pieces are learnt as it goes, as ours are
   collectGarbage();
   start = performance.now();
   let kept = -1;

@@ -3,10 +3,12 @@
  * encoder (a recording stand-in) and checked against js-tiktoken's own `encode` where a count is exact. Fast and
  * deterministic, so that a mutation run can afford them (the 200,000-character runs are in `long-runs.test.ts`).
  */
-import { CHUNK, EXACT_HAZARD_LIMIT, HAZARD_RUN, SAMPLES, boundedTokenLength } from "../../src/counting/bounded-encoding";
-import { exactTokenLength, plainTokenLength } from "../../src/counting/exact-length";
+import { CHUNK, EXACT_HAZARD_LIMIT, HAZARD_RUN, SAMPLES, boundedTokenLength, mayHoldHazard } from "../../src/counting/bounded-encoding";
+import { exactTokenLength, forgetRememberedPieces, plainTokenLength, REMEMBERED_PIECE_LENGTH, REMEMBERED_PIECES } from "../../src/counting/exact-length";
 import type { Encoder } from "../../src/counting/exact-length";
 import { HumanMessage } from "@langchain/core/messages";
+import * as fc from "fast-check";
+import { assertOnSeeds, describeSeeds } from "../support/seeds";
 import type { BaseMessage } from "@langchain/core/messages";
 import { IMAGE_BLOCK_TOKENS, tiktokenCounter } from "../../src";
 import { offlineEncoder } from "../../src/counting/tiktoken";
@@ -33,6 +35,8 @@ function symbolRun(length: number): string {
   }
   return run;
 }
+
+beforeAll(() => console.log(`fast-check seeds: ${describeSeeds(150)} (FC_SEED replays one seed)`));
 
 // First in the file: js-tiktoken's encoders are loaded once per module registry, so only the first test to load an
 // encoding sees which ranks it was given (a mutation run credits that load to this test alone).
@@ -71,6 +75,51 @@ describe("boundedTokenLength: what is measured exactly and what is cut", () => {
     const text = `abc${"=".repeat(HAZARD_RUN - 1)}def`;
     boundedTokenLength(below.exact, text);
     expect(below.measured).toEqual([text]);
+  });
+
+  test("the pre-scan: a run of HAZARD_RUN ASCII letters, or of other ASCII characters, may be a hazard; digits end both runs", () => {
+    expect(mayHoldHazard("a".repeat(HAZARD_RUN))).toBe(true);
+    expect(mayHoldHazard("Z".repeat(HAZARD_RUN))).toBe(true);
+    expect(mayHoldHazard("a".repeat(HAZARD_RUN - 1))).toBe(false);
+    expect(mayHoldHazard(` ${"=".repeat(HAZARD_RUN - 1)}`)).toBe(true); // a space and symbols: one run of other characters
+    expect(mayHoldHazard("\n".repeat(HAZARD_RUN))).toBe(true);
+    // Letters and symbols alternating end each other's runs; a digit ends both.
+    expect(mayHoldHazard("a=".repeat(HAZARD_RUN * 4))).toBe(false);
+    expect(mayHoldHazard(`${"a".repeat(HAZARD_RUN - 1)}7${"a".repeat(HAZARD_RUN - 1)}`)).toBe(false);
+    expect(mayHoldHazard(`${"=".repeat(HAZARD_RUN - 1)}7${"=".repeat(HAZARD_RUN - 1)}`)).toBe(false);
+    // The ASCII letter range's edges: '@' (before 'A'), '[' (after 'Z'), '`' (before 'a') and '{' (after 'z') are symbols.
+    for (const symbol of ["@", "[", "`", "{"]) expect(mayHoldHazard(`${symbol}a`.repeat(HAZARD_RUN))).toBe(false);
+    for (const symbol of ["@", "[", "`", "{"]) expect(mayHoldHazard(symbol.repeat(HAZARD_RUN))).toBe(true);
+    for (const letter of ["A", "Z", "a", "z"]) expect(mayHoldHazard(`${letter}=`.repeat(HAZARD_RUN))).toBe(false);
+    for (const digit of ["0", "9"]) expect(mayHoldHazard(`${"a".repeat(HAZARD_RUN - 1)}${digit}`.repeat(3))).toBe(false);
+    for (const notDigit of ["/", ":"]) expect(mayHoldHazard(`${"=".repeat(HAZARD_RUN - 1)}${notDigit}`)).toBe(true);
+    // A non-ASCII unit extends both runs: it might be a letter or a symbol.
+    expect(mayHoldHazard(`${"a".repeat(HAZARD_RUN - 1)}é`)).toBe(true);
+    expect(mayHoldHazard(`${"=".repeat(HAZARD_RUN - 1)}é`)).toBe(true);
+    expect(mayHoldHazard("é".repeat(HAZARD_RUN - 1))).toBe(false);
+  });
+
+  test("the pre-scan never passes over a run the hazard pattern finds, on random text of letters, marks, digits and symbols", () => {
+    // The module comment's definition of a hazard, written out again.
+    const hazard = new RegExp(`[\\p{L}\\p{M}]{${HAZARD_RUN},}|[^\\p{L}\\p{M}\\p{N}]{${HAZARD_RUN},}`, "u");
+    const unit = fc.constantFrom("a", "Q", "é", "ж", "中", "\u0301", "\u0903", "7", "٣", "=", " ", "\n", "\t", "🙂", "€", "\u00a0", "_");
+    const run = fc.tuple(unit, fc.integer({ min: 1, max: HAZARD_RUN + 4 })).map(([u, times]) => u.repeat(times));
+    let hazards = 0;
+    assertOnSeeds(
+      fc.property(fc.array(fc.oneof(unit, run), { maxLength: 40 }), (parts) => {
+        const text = parts.join("");
+        if (hazard.test(text)) {
+          hazards += 1;
+          expect(mayHoldHazard(text)).toBe(true);
+        }
+        // And counting with it is counting without it: the hazards found are the same.
+        const withScan = recording();
+        boundedTokenLength(withScan.exact, text);
+        if (!hazard.test(text)) expect(withScan.measured).toEqual(text.length === 0 ? [""] : [text]);
+      }),
+      150,
+    );
+    expect(hazards).toBeGreaterThan(20);
   });
 
   test("a run of letters is a hazard too, and the text around each hazard is measured between them", () => {
@@ -207,6 +256,77 @@ describe("exact lengths with the real encoder", () => {
     expect(exact(text)).toBe(encoder.encode(text, [], []).length);
     expect(recording.asked).toEqual([distinctPieces(text).join("<|endoftext|>")]);
     expect(distinctPieces(text)).toHaveLength(12); // 8 of the repeated unit (" alpha" after the first), 4 of the tail
+  });
+
+  test("a piece seen in an earlier text is looked up: only the new pieces go to the encoder, in one call", () => {
+    const recording = recordingEncoder();
+    const exact = exactTokenLength(recording, pattern);
+    recording.asked.length = 0;
+    const first = "alpha beta gamma, 17 times: alpha beta";
+    const second = "alpha beta delta, 17 times: omega";
+    expect(exact(first)).toBe(encoder.encode(first, [], []).length);
+    expect(recording.asked).toEqual([distinctPieces(first).join("<|endoftext|>")]);
+    recording.asked.length = 0;
+    expect(exact(second)).toBe(encoder.encode(second, [], []).length);
+    const seen = new Set(distinctPieces(first));
+    const fresh = distinctPieces(second).filter((piece) => !seen.has(piece));
+    expect(fresh).toEqual([" delta", " omega"]);
+    expect(recording.asked).toEqual([fresh.join("<|endoftext|>")]);
+    // A text made only of pieces seen before is not encoded at all, and still counts as encode counts it.
+    recording.asked.length = 0;
+    expect(exact(" beta alpha")).toBe(encoder.encode(" beta alpha", [], []).length);
+    expect(recording.asked).toEqual([]);
+    // An empty text has no pieces: no tokens, no call.
+    expect(exact("")).toBe(0);
+    expect(recording.asked).toEqual([]);
+  });
+
+  test("pieces longer than REMEMBERED_PIECE_LENGTH are encoded in every text they are in; shorter ones once", () => {
+    const recording = recordingEncoder();
+    const exact = exactTokenLength(recording, pattern);
+    const atLimit = ` ${"q".repeat(REMEMBERED_PIECE_LENGTH - 1)}`; // one piece: a space and letters
+    const overLimit = ` ${"q".repeat(REMEMBERED_PIECE_LENGTH)}`;
+    expect(distinctPieces(atLimit)).toEqual([atLimit]);
+    expect(distinctPieces(overLimit)).toEqual([overLimit]);
+    recording.asked.length = 0;
+    for (let round = 0; round < 2; round += 1) {
+      expect(exact(atLimit)).toBe(encoder.encode(atLimit, [], []).length);
+      expect(exact(overLimit)).toBe(encoder.encode(overLimit, [], []).length);
+    }
+    expect(recording.asked).toEqual([atLimit, overLimit, overLimit]);
+  });
+
+  test("the memory is forgotten whole once it holds REMEMBERED_PIECES pieces, and by forgetRememberedPieces", () => {
+    const recording = recordingEncoder();
+    const exact = exactTokenLength(recording, pattern);
+    // REMEMBERED_PIECES distinct pieces, each a space and letters (a number written in base 26).
+    const word = (n: number) => {
+      let letters = "";
+      do {
+        letters = String.fromCharCode(97 + (n % 26)) + letters;
+        n = Math.floor(n / 26);
+      } while (n > 0);
+      return ` x${letters}`;
+    };
+    const many = Array.from({ length: REMEMBERED_PIECES }, (_, n) => word(n)).join("");
+    expect(new Set(distinctPieces(many)).size).toBe(REMEMBERED_PIECES);
+    expect(exact(many)).toBe(encoder.encode(many, [], []).length);
+    recording.asked.length = 0;
+    // Full, not yet forgotten: every one of them is still known.
+    expect(exact(`${word(0)}${word(REMEMBERED_PIECES - 1)}`)).toBe(encoder.encode(`${word(0)}${word(REMEMBERED_PIECES - 1)}`, [], []).length);
+    expect(recording.asked).toEqual([]);
+    // One new piece makes room by forgetting the rest: the first word is asked for again.
+    expect(exact(" newcomer")).toBe(encoder.encode(" newcomer", [], []).length);
+    expect(exact(word(0))).toBe(encoder.encode(word(0), [], []).length);
+    expect(recording.asked).toEqual([" newcomer", word(0)]);
+    // Known again, until forgetRememberedPieces empties every memory.
+    recording.asked.length = 0;
+    exact(word(0));
+    expect(recording.asked).toEqual([]);
+    forgetRememberedPieces();
+    exact(word(0));
+    exact(word(0));
+    expect(recording.asked).toEqual([word(0)]);
   });
 
   test("a long text spelling the separator is measured in one call too; an encoder without the separator, piece by piece", () => {

@@ -74,9 +74,40 @@ function hazardCount(exact: ExactLength, run: string): number {
   return run.length <= EXACT_HAZARD_LIMIT ? chunkedCount(exact, run) : sampledCount(exact, run);
 }
 
+/**
+ * Whether `text` may hold a hazard: a cheap scan of its UTF-16 units that
+ * never answers `false` when {@link HAZARD} would match. ASCII letters
+ * extend a letter run, digits end both runs, other ASCII characters extend a
+ * symbol run, and a non-ASCII unit (a letter, a mark, a digit or a symbol:
+ * not known without Unicode's tables) extends both. Most text (prose, code,
+ * JSON, base64) has neither run this long, and the pattern is not needed.
+ */
+export function mayHoldHazard(text: string): boolean {
+  let letters = 0;
+  let others = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) {
+      letters += 1;
+      others += 1;
+    } else if ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a) {
+      letters += 1;
+      others = 0;
+    } else if (code >= 0x30 && code <= 0x39) {
+      letters = 0;
+      others = 0;
+    } else {
+      others += 1;
+      letters = 0;
+    }
+    if (letters >= HAZARD_RUN || others >= HAZARD_RUN) return true;
+  }
+  return false;
+}
+
 /** The number of tokens in `text`, measured by `exact` unless it holds a hazard (see the module comment). */
 export function boundedTokenLength(exact: ExactLength, text: string): number {
-  if (text.length < HAZARD_RUN) return exact(text);
+  if (text.length < HAZARD_RUN || !mayHoldHazard(text)) return exact(text);
   HAZARD.lastIndex = 0;
   let match = HAZARD.exec(text);
   if (match === null) return exact(text);

@@ -8,15 +8,19 @@
  *   plain text here. `encode` throws on it by default, which would make one
  *   message about tokenizers fail every compaction; providers read such text
  *   in a user's or a tool's message as ordinary characters.
- * - A long text's repeated pieces are encoded once. Tiktoken splits text into
- *   pieces with its encoding's pattern and byte-pair-encodes each piece on
- *   its own, so a text's length is the sum of its pieces' lengths; logs,
- *   tables and runs of two alternating characters repeat a few pieces
- *   thousands of times, and each piece costs far more to encode than to look
- *   up. A piece on its own splits into itself (the pattern's only lookahead,
- *   `\s+(?!\S)`, can only match more at the end of a string), so the sum is
- *   exactly what `encode` gives; the tests compare the two on random text.
- * - Those distinct pieces go to the encoder in one call, not one call each:
+ * - A piece's length is looked up when it was seen before, in this text or
+ *   an earlier one. Tiktoken splits text into pieces with its encoding's
+ *   pattern and byte-pair-encodes each piece on its own, so a text's length
+ *   is the sum of its pieces' lengths, and a piece's length depends on the
+ *   piece alone. Words, keys, indentation and punctuation recur thousands of
+ *   times across a conversation (and logs and tables within one text), and a
+ *   piece costs far more to encode than to look up: a tokenization pass over
+ *   an agent's history is about four times faster with the memory emptied
+ *   before it (`npm run bench`). A piece on its own splits into itself (the
+ *   pattern's only lookahead, `\s+(?!\S)`, can only match more at the end of
+ *   a string), so the sum is exactly what `encode` gives; the tests compare
+ *   the two on random text.
+ * - The pieces not seen before go to the encoder in one call, not one call each:
  *   js-tiktoken builds two regular expressions and a few sets on every
  *   `encode`, which cost more than a short piece's own encoding (a third of a
  *   tiktoken count, measured). The pieces are joined by `<|endoftext|>`,
@@ -38,8 +42,23 @@ export type ExactLength = (text: string) => number;
 /** No special token is allowed as one, and none is refused: their spellings are plain text. */
 const NONE: string[] = [];
 
-/** Texts shorter than this are encoded whole: a map of their few pieces would cost more than it saves. */
-const REUSE_PIECES_FROM = 512;
+/**
+ * How many pieces' lengths an encoder remembers across texts, and the longest
+ * piece remembered. Words, keys and punctuation recur from one message to the
+ * next, so most pieces of a conversation are looked up, not encoded; the
+ * memory is forgotten whole when full (at most a few MB), and pieces longer
+ * than this (rare, and rarely repeated) are encoded each time.
+ */
+export const REMEMBERED_PIECES = 50_000;
+export const REMEMBERED_PIECE_LENGTH = 32;
+
+/** Bumped to make every encoder's memory forget (checked at its next text), so no list of memories is kept. */
+let forgetting = 0;
+
+/** Forgets every piece length remembered (the next texts are encoded afresh). For benchmarks and tests. */
+export function forgetRememberedPieces(): void {
+  forgetting += 1;
+}
 
 /** Joins the distinct pieces of a text for one `encode` call: a special token of both shipped encodings. */
 const SEPARATOR = "<|endoftext|>";
@@ -51,40 +70,66 @@ export function plainTokenLength(encoder: Encoder, text: string): number {
 
 /**
  * An {@link ExactLength} for `encoder`, whose pre-split pattern is `pattern`
- * (the `pat_str` of the ranks it was built from): long texts are measured
- * piece by piece, each distinct piece encoded once per text, all of them in
- * one `encode` call.
+ * (the `pat_str` of the ranks it was built from): texts are measured piece by
+ * piece, a piece seen before (in this text or an earlier one) looked up, the
+ * others encoded once each, all of them in one `encode` call.
  */
 export function exactTokenLength(encoder: Encoder, pattern: string): ExactLength {
   const pieces = new RegExp(pattern, "gu");
   const separator = encoder.encode(SEPARATOR, [SEPARATOR], NONE);
   const separatorId = separator.length === 1 ? separator[0]! : null;
+  const known = new Map<string, number>();
+  let forgotten = forgetting;
+  const remember = (piece: string, tokens: number): void => {
+    if (piece.length > REMEMBERED_PIECE_LENGTH) return;
+    if (known.size >= REMEMBERED_PIECES) known.clear();
+    known.set(piece, tokens);
+  };
   // An encoder without the separator as one token (no shipped one) is asked piece by piece.
+  const encodeNew = (times: Map<string, number>): number => {
+    let tokens = 0;
+    if (separatorId === null) {
+      for (const [piece, count] of times) {
+        const length = plainTokenLength(encoder, piece);
+        remember(piece, length);
+        tokens += count * length;
+      }
+      return tokens;
+    }
+    const distinct = [...times.keys()];
+    const ids = encoder.encode(distinct.join(SEPARATOR), [SEPARATOR], NONE);
+    let index = 0;
+    let run = 0;
+    for (let k = 0; k <= ids.length; k += 1) {
+      if (k < ids.length && ids[k] !== separatorId) {
+        run += 1;
+        continue;
+      }
+      const piece = distinct[index]!;
+      remember(piece, run);
+      tokens += run * times.get(piece)!;
+      index += 1;
+      run = 0;
+    }
+    return tokens;
+  };
   return (text) => {
-    if (text.length < REUSE_PIECES_FROM) return plainTokenLength(encoder, text);
-    const times = new Map<string, number>();
+    if (forgotten !== forgetting) {
+      known.clear();
+      forgotten = forgetting;
+    }
+    let tokens = 0;
+    let times: Map<string, number> | null = null;
     pieces.lastIndex = 0;
     for (let match = pieces.exec(text); match !== null; match = pieces.exec(text)) {
       const piece = match[0];
-      times.set(piece, (times.get(piece) ?? 0) + 1);
+      const length = known.get(piece);
+      if (length !== undefined) tokens += length;
+      else {
+        times ??= new Map();
+        times.set(piece, (times.get(piece) ?? 0) + 1);
+      }
     }
-    if (separatorId === null) {
-      let tokens = 0;
-      for (const [piece, count] of times) tokens += count * plainTokenLength(encoder, piece);
-      return tokens;
-    }
-    const repeats = [...times.values()];
-    const ids = encoder.encode([...times.keys()].join(SEPARATOR), [SEPARATOR], NONE);
-    let tokens = 0;
-    let index = 0;
-    let run = 0;
-    for (const id of ids) {
-      if (id === separatorId) {
-        tokens += run * repeats[index]!;
-        index += 1;
-        run = 0;
-      } else run += 1;
-    }
-    return tokens + run * repeats[index]!;
+    return times === null ? tokens : tokens + encodeNew(times);
   };
 }
