@@ -293,7 +293,7 @@ const BENCHMARKS_NOTES = `## How to read this
   dozen messages, so cold counts 16 to 107 messages whatever the history's length (column "messages counted"). That
   makes the issue's "warm under 2% of cold" a comparison with a much smaller cold than it assumed.
 - **Warm (a)** (compacted result + 1 step) costs about as much as counting the new step once: its floor is "counting the
-  new step alone" (0.9 to 1.9 ms for a step of two tool results with tiktoken), which alone is 1 to 6% of a lazy cold run.
+  new step alone" (0.2 to 0.3 ms for a step of two tool results with tiktoken, 0.9 to 1.9 ms before it remembered text pieces), which alone is 0.5 to 6% of a lazy cold run.
   What remains is tens of microseconds of layout over a list of a few dozen messages. The ratio is bounded by
   (tokens of one new step) / (budget), not by the compactor.
 - **Warm (b)** (full history + 1 step) counts only the new step too (column "messages counted", 3), and the layout
@@ -315,32 +315,30 @@ const BENCHMARKS_NOTES = `## How to read this
   a third less than before; what remains is the one hash-map insertion per call id and the reads of each message and its
   calls (memory latency over objects scattered in a 300 MB heap). The rules need that pass in full on a list never seen:
   a tool result in the task may answer a call anywhere in the history. Later calls on the same history do not read it again.
-  The ratio moves with the load of this shared machine: 1.43× on 5 December, 1.96× on 4 December, with the same code
-  for this row.
+  The ratio moves with the load of this shared machine around the 1.5× target: 1.43× on 5 December, 1.96× on
+  4 December, 1.45× and 1.60× on 6 December (both beside mutation-testing jobs), with the same layout code.
 - **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
   (\`src/compactors/pruned-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
   exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
   nothing older. It returns the same list as the two stages one after the other (tested on messy histories), counting a
   few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results
   are small, so more history fits) and builds and counts the replacements it keeps, hence more than the window's
-  cost: 1.8× to 2.7× of it at 2,500 messages in runs on this machine, so the 2× target is met only on some runs.
-  Since one \`encode\` call per text (5 December) every tiktoken count is faster, the window's and the pipeline's alike, so the
-  ratio stays where the messages read put it (2.22× in that run).
+  cost: 1.8× to 2.7× of it at 2,500 messages in runs before 6 December. Since tiktoken remembers the token length of
+  each text piece across texts (6 December: a word, a JSON key or an indentation run is encoded once, then looked up),
+  the replacements the pipeline builds and counts are mostly pieces seen before, and the ratio fell to 1.59× (1.73×
+  in a run beside a mutation-testing job), within the 2× target.
   \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
   results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
   reports both cost about one tokenization pass and the pipeline is within a few percent of the window.
 - **Pruning alone** counts every message once (it must know whether the target is reached), writes each count to the
-  token-count cache, and builds a replacement \`ToolMessage\` for each result it prunes (30,737 at 100,000 messages). A
-  CPU profile of one cold call at 100,000 messages (about 290 ms on a quiet machine, the pass alone 80 ms): the counting
-  pass 68 ms, the cache writes 60 ms (a \`WeakMap\` entry per message, 0.6 µs each), the 30,737 replacements 68 ms
-  (half of it \`@langchain/core\`'s \`ToolMessage\` constructor), checking the list 17 ms, finding the candidates 12 ms.
-  Its loop makes no closure per message, and with the approximate counter the short placeholders are counted without
-  writing them to the cache (a cache entry keyed by a just-made object costs about 2 µs, against 0.6 µs for an older
-  message; the estimate of a placeholder costs less than that; with tiktoken, whose count costs more, they are
-  remembered, which keeps the pipeline's window from counting them again). With the approximate counter those parts are of the same order, so the
-  ratio to one counting pass is several passes, above the 3× target; with \`cache: null\` the cache writes go, at the
-  price of counting the whole list again on the next call. With tiktoken, where counting dominates, pruning alone at
-  2,500 messages costs about one pass.
+  token-count cache (with tiktoken; the built-in estimate is never cached, recounting it is cheaper than a cache entry),
+  and builds a replacement \`ToolMessage\` for each result it prunes (30,737 at 100,000 messages). A CPU profile of one
+  cold call at 100,000 messages before 6 December (about 290 ms on a quiet machine, the pass alone 80 ms): the counting
+  pass 68 ms, the cache writes 60 ms, the 30,737 replacements 68 ms (half of it \`@langchain/core\`'s \`ToolMessage\`
+  constructor), checking the list 17 ms, finding the candidates 12 ms. Since then the estimate is asked directly for each
+  replacement's count (no per-message count object, no cache lookup), which took the replacement loop from about 215 to
+  135 ms: 2.06× one pass in the last run (3.07× before), within the 3× target. With tiktoken, where counting dominates,
+  pruning alone at 2,500 messages costs about one pass.
 `;
 
 main().catch((error: unknown) => {

@@ -68,6 +68,14 @@ describe("a continued list is checked past the prefix checked before, and only t
     expect(() => layoutCheckedConversation(next)).toThrow(new TypeError(`\`messages[${messages.length + 1}]\` must be a BaseMessage, got an object`));
   });
 
+  test("a checked list cut back is checked no further than its end", () => {
+    const messages = conversation();
+    layoutCheckedConversation(messages);
+    const cut = messages.slice(0, -2); // most of the list: the remembered layout is rewound, not dropped
+    expect(layoutCheckedConversation(cut)).toEqual(freshLayout(cut));
+    expect(layoutCheckedConversation([])).toEqual(freshLayout([]));
+  });
+
   test("after a refusal, the good list laid out next equals a fresh layout, checked or not", () => {
     const messages = conversation();
     layoutCheckedConversation(messages);
