@@ -7,26 +7,15 @@
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { isDeepStrictEqual } from "node:util";
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
-import { freshLayout, layoutConversation, layoutWork } from "../src/messages/layout";
-import type { ConversationLayout } from "../src/messages/layout";
+import { layoutConversation, layoutWork } from "../src/messages/layout";
 import { buildMessyConversation, messyPlanArbitrary } from "./support/messy";
+import { expectSameAsFresh } from "./support/layout-oracle";
 import { assertOnSeeds, describeSeeds } from "./support/seeds";
 
 const numRuns = Number(process.env.FC_RUNS ?? 300);
 console.log(`fast-check seeds: ${describeSeeds(numRuns)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
-
-function expectSameAsFresh(messages: readonly BaseMessage[], label: string): ConversationLayout {
-  const remembered = layoutConversation(messages);
-  const fresh = freshLayout(messages);
-  // Jest's matcher only on a mismatch, for its diff.
-  if (!isDeepStrictEqual(remembered, fresh)) {
-    throw new Error(`${label}: remembered layout differs from a fresh one\n${JSON.stringify({ remembered, fresh })}`);
-  }
-  return remembered;
-}
 
 /** An edit of a list, as data so fast-check shrinks and prints it. */
 type Edit =

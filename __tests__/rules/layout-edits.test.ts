@@ -12,10 +12,10 @@
  * the grouping rules both share are checked against an independent
  * reference in `rules/layout-reference`.
  */
-import { isDeepStrictEqual } from "node:util";
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { freshLayout, layoutConversation, layoutWork } from "../../src/messages/layout";
+import { freshLayout, layoutWork } from "../../src/messages/layout";
 import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
+import { expectSameAsFresh } from "../support/layout-oracle";
 
 const call = (...ids: string[]): AIMessage => new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "lookup", args: {} })) });
 const result = (id: string): ToolMessage => new ToolMessage({ content: `result ${id}`, tool_call_id: id });
@@ -72,13 +72,6 @@ const conversations: Record<string, () => BaseMessage[]> = {
   ],
 };
 
-function expectFresh(messages: readonly BaseMessage[], label: string): void {
-  const remembered = JSON.parse(JSON.stringify(layoutConversation(messages))) as unknown;
-  const fresh = JSON.parse(JSON.stringify(freshLayout(messages))) as unknown;
-  // Jest's matcher only on a mismatch, for its diff.
-  if (!isDeepStrictEqual(remembered, fresh)) expect({ label, layout: remembered }).toEqual({ label, layout: fresh });
-}
-
 /** Every single edit of `base`: each replacement, removal, truncation, insertion and append, with a label. */
 function edits(base: readonly BaseMessage[]): [string, BaseMessage[]][] {
   const out: [string, BaseMessage[]][] = [];
@@ -103,10 +96,10 @@ describe("a remembered layout, edited once anywhere, equals a fresh layout", () 
       let cases = 0;
       for (const [label, edited] of edits(base)) {
         // Start from the remembered layout of the whole base list, then edit, then grow the edited list by one step.
-        expectFresh(base, `${label}: the base list`);
-        expectFresh(edited, label);
-        expectFresh([...edited, call("z"), result("z")], `${label}, then a step`);
-        expectFresh([...edited, new HumanMessage("next task")], `${label}, then a new task`);
+        expectSameAsFresh(base, `${label}: the base list`);
+        expectSameAsFresh(edited, label);
+        expectSameAsFresh([...edited, call("z"), result("z")], `${label}, then a step`);
+        expectSameAsFresh([...edited, new HumanMessage("next task")], `${label}, then a new task`);
         cases += 1;
       }
       expect(cases).toBe(base.length * (2 * Object.keys(kinds).length + 3) - 1 + Object.keys(kinds).length + 1);
@@ -116,21 +109,21 @@ describe("a remembered layout, edited once anywhere, equals a fresh layout", () 
   test("grown one message at a time, then cut back one message at a time", () => {
     for (const build of Object.values(conversations)) {
       const full = build();
-      for (let length = 0; length <= full.length; length += 1) expectFresh(full.slice(0, length), `grown to ${length}`);
-      for (let length = full.length; length >= 0; length -= 1) expectFresh(full.slice(0, length), `cut back to ${length}`);
+      for (let length = 0; length <= full.length; length += 1) expectSameAsFresh(full.slice(0, length), `grown to ${length}`);
+      for (let length = full.length; length >= 0; length -= 1) expectSameAsFresh(full.slice(0, length), `cut back to ${length}`);
     }
   });
 
   test("the last message retried again and again (a model call replayed), and the task message edited in place", () => {
     const base = conversations["history, then a task with parallel calls"]!();
-    expectFresh(base, "base");
+    expectSameAsFresh(base, "base");
     for (let retry = 0; retry < 5; retry += 1) {
-      expectFresh([...base.slice(0, -1), result("d")], `retry ${retry}`);
-      expectFresh([...base.slice(0, -2), call(`d${retry}`), result(`d${retry}`)], `another last step ${retry}`);
+      expectSameAsFresh([...base.slice(0, -1), result("d")], `retry ${retry}`);
+      expectSameAsFresh([...base.slice(0, -2), call(`d${retry}`), result(`d${retry}`)], `another last step ${retry}`);
     }
     const task = base.findIndex((message) => message.content === "current task");
-    expectFresh(base.map((message, index) => (index === task ? new HumanMessage("current task, reworded") : message)), "task reworded");
-    expectFresh(base.map((message, index) => (index === task ? new AIMessage("no longer a task") : message)), "task gone");
+    expectSameAsFresh(base.map((message, index) => (index === task ? new HumanMessage("current task, reworded") : message)), "task reworded");
+    expectSameAsFresh(base.map((message, index) => (index === task ? new AIMessage("no longer a task") : message)), "task gone");
   });
 });
 
@@ -160,7 +153,7 @@ describe("long conversations and the engine's own counters", () => {
     const grown: BaseMessage[] = messages.slice(0, 2);
     for (let index = 2; index < messages.length; index += 2) {
       grown.push(messages[index]!, messages[index + 1]!);
-      expectFresh(grown, `grown to ${grown.length}`);
+      expectSameAsFresh(grown, `grown to ${grown.length}`);
     }
   });
 
