@@ -379,7 +379,7 @@ class LayoutEngine {
   /** What undoing an epoch that starts at `start` restores; `taskStart` is where the task begins after this extension. */
   private saveScalars(start: number, taskStart = start): Epoch["saved"] {
     // Undoing the epoch that begins the task leaves a state with no task decisions: its task starts where it ends.
-    return { turn: this.turn, caller: this.caller, step: this.step, anchor: this.anchor, taskStart: Math.min(taskStart, start) === start ? start : taskStart, systemEnd: this.systemEnd };
+    return { turn: this.turn, caller: this.caller, step: this.step, anchor: this.anchor, taskStart: Math.min(taskStart, start), systemEnd: this.systemEnd };
   }
 
   /** Forgets the oldest undo trails once the task's trail grows past its limit (a rewind past them relays the list). */
@@ -746,33 +746,21 @@ class LayoutEngine {
     this.touch(merged.kind);
   }
 
-  /** Puts `merged` in place of `keep` and `gone` in the turn and step lists and the loose list; returns the undo. */
+  /**
+   * Puts `merged` in place of `keep` and `gone` in the turn and step lists and the loose list; returns the undo.
+   *
+   * The merged group takes the slot of the one with the newer head, which always has the merged kind: unions
+   * join units of messages asking for tools, and such a unit is a loose one before the first turn (one message
+   * each), a turn of history, or a step after the task, so a unit's kind never ranks below that of an older
+   * unit, and a merge (newest head, strongest kind) keeps it that way. The list order therefore never changes.
+   */
   private relist(keep: Component, gone: Component, merged: Component, leftLoose: readonly number[]): () => void {
     const newer = keep.head >= gone.head ? keep : gone;
     const older = newer === keep ? gone : keep;
     const list = this.listOf(merged.kind);
-    let undoList: () => void = () => undefined;
-    if (list !== null && newer.kind === merged.kind) {
-      // The usual case: the merged group stands where its newest head did.
+    if (list !== null) {
       merged.slot = newer.slot;
       list[newer.slot] = merged;
-      undoList = () => {
-        list[newer.slot] = newer;
-      };
-    } else if (list !== null) {
-      // It changes list (a turn joined to a step, or loose messages to a group): rebuilt, rarely.
-      const old = list.slice();
-      let at = list.length;
-      while (at > 0 && (list[at - 1]!.dead || list[at - 1]!.head > merged.head)) at -= 1;
-      list.splice(at, 0, merged);
-      list.forEach((component, slot) => (component.slot = slot));
-      newer.dead = this.listOf(newer.kind) !== null;
-      undoList = () => {
-        list.length = 0;
-        list.push(...old);
-        list.forEach((component, slot) => (component.slot = slot));
-        newer.dead = false;
-      };
     }
     const olderListed = this.listOf(older.kind) !== null;
     if (olderListed) older.dead = true;
@@ -780,7 +768,7 @@ class LayoutEngine {
     return () => {
       for (const index of leftLoose) this.insertLoose(index);
       if (olderListed) older.dead = false;
-      undoList();
+      if (list !== null) list[newer.slot] = newer;
     };
   }
 
