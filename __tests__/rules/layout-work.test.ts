@@ -90,3 +90,21 @@ test("a task that placed a result of history, turned into history: the whole lis
   expect(reads(next, "a new user message")).toBe(1 + 6);
   expect(reads([...next, call("z"), result("z")], "a step of the new task")).toBe(2);
 });
+
+test("a task longer than the undo limit: its oldest stretch is forgotten, so an edit there lays the whole list out again", () => {
+  // The engine keeps at most 200,000 undo entries (memory stays bounded); a step of one call and its result
+  // takes 5. A task of 50,000 steps is past the limit once a second stretch arrives: the first one is forgotten.
+  const history = [new SystemMessage("instructions"), new HumanMessage("first"), new AIMessage("answer")];
+  const task: BaseMessage[] = [new HumanMessage("task")];
+  for (let step = 0; step < 50_000; step += 1) task.push(call(`c${step}`), result(`c${step}`));
+  const base = [...history, ...task];
+  expect(reads(base, "fresh")).toBe(base.length);
+  const grown = [...base, call("z"), result("z")];
+  expect(reads(grown, "a step appended")).toBe(2);
+  // The newest stretch still has its undo entries.
+  expect(reads([...grown.slice(0, -1), result("z")], "the last result replaced")).toBe(2);
+  // An edit in the forgotten stretch (late enough in the list that the memory recalls it): everything, not
+  // just the task (which would be base.length + 2 - 3 with the trail kept).
+  const edited = grown.map((message, index) => (index === grown.length - 1_000 ? call("q") : message));
+  expect(reads(edited, "a call inside the forgotten stretch replaced")).toBe(grown.length);
+});
