@@ -93,18 +93,26 @@ test("a task that placed a result of history, turned into history: the whole lis
 
 test("a task longer than the undo limit: its oldest stretch is forgotten, so an edit there lays the whole list out again", () => {
   // The engine keeps at most 200,000 undo entries (memory stays bounded); a step of one call and its result
-  // takes 5. A task of 50,000 steps is past the limit once a second stretch arrives: the first one is forgotten.
+  // takes 5. A task of 50,000 steps is past the limit on its own: the newest stretch is never forgotten, and the
+  // older ones are once a newer one arrives.
   const history = [new SystemMessage("instructions"), new HumanMessage("first"), new AIMessage("answer")];
   const task: BaseMessage[] = [new HumanMessage("task")];
   for (let step = 0; step < 50_000; step += 1) task.push(call(`c${step}`), result(`c${step}`));
   const base = [...history, ...task];
   expect(reads(base, "fresh")).toBe(base.length);
-  const grown = [...base, call("z"), result("z")];
+  // The only stretch of the task is the newest: undone, and the task laid out again (not the history before it).
+  const retried = [...base.slice(0, -1), result("c49999")];
+  expect(reads(retried, "the last result replaced")).toBe(base.length - history.length);
+  // A second stretch: the first is forgotten now. A third: the second, small, is kept.
+  const grown = [...retried, call("z"), result("z")];
   expect(reads(grown, "a step appended")).toBe(2);
-  // The newest stretch still has its undo entries.
-  expect(reads([...grown.slice(0, -1), result("z")], "the last result replaced")).toBe(2);
+  const grownAgain = [...grown, call("y"), result("y")];
+  expect(reads(grownAgain, "another step appended")).toBe(2);
+  // An edit in the second stretch: it and the third are undone, and only they are read again.
+  const inSecond = grownAgain.map((message, index) => (index === grown.length - 2 ? call("q") : message));
+  expect(reads(inSecond, "a call of the second stretch replaced")).toBe(4);
   // An edit in the forgotten stretch (late enough in the list that the memory recalls it): everything, not
-  // just the task (which would be base.length + 2 - 3 with the trail kept).
-  const edited = grown.map((message, index) => (index === grown.length - 1_000 ? call("q") : message));
-  expect(reads(edited, "a call inside the forgotten stretch replaced")).toBe(grown.length);
+  // just the task (which would be the length less the 3 messages of history with the trail kept).
+  const edited = inSecond.map((message, index) => (index === grown.length - 1_000 ? call("p") : message));
+  expect(reads(edited, "a call inside the forgotten stretch replaced")).toBe(edited.length);
 });
