@@ -82,6 +82,16 @@ describe("instructions and the task", () => {
     expect(layoutConversation([])).toEqual(layout({}));
   });
 
+  test("the task message right after the instructions replaced by an AI message: no task, not the old index", () => {
+    // The stretch undone is the task's own, so the anchor it set is stale: the new list has no task at all.
+    const instructions = [system("instructions"), system("more instructions")];
+    expect(layoutConversation([...instructions, human("task")])).toEqual(layout({ systemEnd: 2, anchor: 2 }));
+    expect(layoutConversation([...instructions, ai("thinking")])).toEqual(layout({ systemEnd: 2, steps: [step([2])] }));
+    const one = system("instructions");
+    expect(layoutConversation([one, human("task")])).toEqual(layout({ systemEnd: 1, anchor: 1 }));
+    expect(layoutConversation([one, ai("thinking")])).toEqual(layout({ systemEnd: 1, steps: [step([1])] }));
+  });
+
   test("no human message: everything after the instructions is the task's work, in steps", () => {
     expectLayout(
       [system("instructions"), call("a"), result("a"), ai("answer"), result("nobody")],
