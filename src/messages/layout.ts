@@ -206,7 +206,8 @@ class LayoutEngine {
   /** Brings the state to the layout of `messages`, whose first `common` messages are those laid out before. */
   update(messages: readonly BaseMessage[], common: number, checkAs: string | null = null): void {
     this.checkAs = checkAs;
-    if (common < this.n || messages.length < this.n) this.rewind(Math.min(common, messages.length));
+    // `common` never exceeds either list's length, and a rewind to a target the state is not past does nothing.
+    this.rewind(common);
     for (;;) {
       const restartAt = this.extend(messages);
       if (restartAt < 0) return;
