@@ -15,10 +15,9 @@
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { freshLayout, layoutWork } from "../../src/messages/layout";
 import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
+import { call, result } from "../support/layout-builders";
 import { expectSameAsFresh } from "../support/layout-oracle";
 
-const call = (...ids: string[]): AIMessage => new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "lookup", args: {} })) });
-const result = (id: string): ToolMessage => new ToolMessage({ content: `result ${id}`, tool_call_id: id });
 
 /** One message of each kind the layout tells apart, new objects each time. */
 const kinds: Record<string, () => BaseMessage> = {

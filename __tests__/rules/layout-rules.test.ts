@@ -20,12 +20,11 @@
  */
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { freshLayout, layoutConversation } from "../../src/messages/layout";
-import type { ConversationLayout, MessageGroup } from "../../src/messages/layout";
+import type { ConversationLayout } from "../../src/messages/layout";
 import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
 import { forgetRememberedLists } from "../../src/messages/prefix-memory";
+import { call, layoutOf as layout, result, step, turn } from "../support/layout-builders";
 
-const call = (...ids: string[]): AIMessage => new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "lookup", args: {} })) });
-const result = (id: string): ToolMessage => new ToolMessage({ content: `result ${id}`, tool_call_id: id });
 const lostId = (): ToolMessage => new ToolMessage({ content: "a result that lost its id", tool_call_id: "" });
 /** A tool call whose id the provider left out: it still asks for a tool. */
 const callWithoutId = (): AIMessage => new AIMessage({ content: "", tool_calls: [{ name: "lookup", args: {} }] });
@@ -37,9 +36,6 @@ const system = (text: string): SystemMessage => new SystemMessage(text);
 const ai = (text: string): AIMessage => new AIMessage(text);
 const critic = (): ChatMessage => new ChatMessage({ role: "critic", content: "fine" });
 
-const turn = (members: number[], order = members[0]!): MessageGroup => ({ kind: "turn", members, order });
-const step = (members: number[], order = members[0]!): MessageGroup => ({ kind: "step", members, order });
-const layout = (parts: Partial<ConversationLayout>): ConversationLayout => ({ systemEnd: 0, anchor: -1, turns: [], steps: [], notes: [], loose: [], ...parts });
 
 /** The fresh layout, and the remembered one after growing the list one message at a time, both equal to `expected`. */
 function expectLayout(messages: readonly BaseMessage[], expected: ConversationLayout): void {

@@ -9,19 +9,16 @@
  * the wrong kind or head, lists the merged group in the wrong place or leaves
  * a joined message among the loose ones fails, whichever way it was laid out.
  */
-import { AIMessage, BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { freshLayout, layoutConversation } from "../../src/messages/layout";
-import type { ConversationLayout, MessageGroup } from "../../src/messages/layout";
+import type { ConversationLayout } from "../../src/messages/layout";
 import { forgetRememberedLists } from "../../src/messages/prefix-memory";
+import { call, layoutOf, result, step, turn } from "../support/layout-builders";
 import { expectSameAsFresh } from "../support/layout-oracle";
 
-const call = (...ids: string[]): AIMessage => new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "lookup", args: {} })) });
-const result = (id: string): ToolMessage => new ToolMessage({ content: `result ${id}`, tool_call_id: id });
 const human = (text: string): HumanMessage => new HumanMessage(text);
 const thinking = (): AIMessage => new AIMessage("thinking");
 
-const turn = (members: number[], order: number): MessageGroup => ({ kind: "turn", members, order });
-const step = (members: number[], order: number): MessageGroup => ({ kind: "step", members, order });
 
 interface Case {
   build: () => BaseMessage[];
@@ -61,7 +58,6 @@ const cases: Record<string, Case> = {
   },
 };
 
-const withDefaults = (expected: Case["expected"]): ConversationLayout => ({ systemEnd: 0, notes: [], ...expected });
 
 describe("unions worked out by hand", () => {
   beforeEach(() => forgetRememberedLists());
@@ -69,16 +65,16 @@ describe("unions worked out by hand", () => {
   for (const [name, { build, expected }] of Object.entries(cases)) {
     test(`${name}: fresh, remembered, and grown one message at a time`, () => {
       const messages = build();
-      expect(freshLayout(messages)).toEqual(withDefaults(expected));
-      expect(layoutConversation(messages)).toEqual(withDefaults(expected));
+      expect(freshLayout(messages)).toEqual(layoutOf(expected));
+      expect(layoutConversation(messages)).toEqual(layoutOf(expected));
       // Grown from nothing through remembered layouts (each prefix continues the last), then the whole list again.
       forgetRememberedLists();
       for (let length = 1; length < messages.length; length += 1) expectSameAsFresh(messages.slice(0, length), `grown to ${length}`);
-      expect(layoutConversation([...messages])).toEqual(withDefaults(expected));
+      expect(layoutConversation([...messages])).toEqual(layoutOf(expected));
       // Cut back one message at a time, and grown again: each union is undone, then made again.
       for (let length = messages.length - 1; length >= 0; length -= 1) expectSameAsFresh(messages.slice(0, length), `cut back to ${length}`);
       for (let length = 1; length <= messages.length; length += 1) expectSameAsFresh(messages.slice(0, length), `grown again to ${length}`);
-      expect(layoutConversation(messages)).toEqual(withDefaults(expected));
+      expect(layoutConversation(messages)).toEqual(layoutOf(expected));
     });
   }
 });
@@ -91,20 +87,20 @@ describe("a union undone by an edit of the task, worked out by hand", () => {
     layoutConversation(messages);
     const edited = messages.map((message, index) => (index === 4 ? call("y") : message));
     // The last result still answers x, so it joins the first call's step; the new call stands alone, unanswered.
-    const expected = withDefaults({ anchor: 0, turns: [], steps: [step([1, 2, 5], 1), step([3], 3), step([4], 4)], loose: [] });
+    const expected = layoutOf({ anchor: 0, turns: [], steps: [step([1, 2, 5], 1), step([3], 3), step([4], 4)], loose: [] });
     expect(layoutConversation(edited)).toEqual(expected);
     expect(freshLayout(edited)).toEqual(expected);
     // And back: the union is made again on the remembered layout.
-    expect(layoutConversation(messages)).toEqual(withDefaults(cases["an id asked for twice in the task: the two steps are one, listed where the newer call stands"]!.expected));
+    expect(layoutConversation(messages)).toEqual(layoutOf(cases["an id asked for twice in the task: the two steps are one, listed where the newer call stands"]!.expected));
   });
 
   test("the call of the task that joined a turn of history cut off: the turn is history again", () => {
     const messages = cases["a turn of history asked again in the task: the turn joins the step"]!.build();
     layoutConversation(messages);
-    expect(layoutConversation(messages.slice(0, 3))).toEqual(withDefaults({ anchor: 2, turns: [turn([0, 1], 0)], steps: [], loose: [] }));
+    expect(layoutConversation(messages.slice(0, 3))).toEqual(layoutOf({ anchor: 2, turns: [turn([0, 1], 0)], steps: [], loose: [] }));
     // Another step in its place: the turn stays apart.
     const other = [...messages.slice(0, 3), call("y"), result("y")];
-    expect(layoutConversation(other)).toEqual(withDefaults({ anchor: 2, turns: [turn([0, 1], 0)], steps: [step([3, 4], 3)], loose: [] }));
+    expect(layoutConversation(other)).toEqual(layoutOf({ anchor: 2, turns: [turn([0, 1], 0)], steps: [step([3, 4], 3)], loose: [] }));
   });
 
   test("the loose call's second owner cut off: the loose exchange is loose again", () => {
@@ -112,18 +108,18 @@ describe("a union undone by an edit of the task, worked out by hand", () => {
     layoutConversation(messages);
     // The task message and the second call removed: everything after the first human is the task now.
     const cut = [messages[0]!, messages[1]!, messages[3]!];
-    expect(layoutConversation(cut)).toEqual(withDefaults({ anchor: 1, turns: [], steps: [], loose: [0, 2] }));
-    expect(freshLayout(cut)).toEqual(withDefaults({ anchor: 1, turns: [], steps: [], loose: [0, 2] }));
+    expect(layoutConversation(cut)).toEqual(layoutOf({ anchor: 1, turns: [], steps: [], loose: [0, 2] }));
+    expect(freshLayout(cut)).toEqual(layoutOf({ anchor: 1, turns: [], steps: [], loose: [0, 2] }));
   });
 
   test("a new user message after a union in the task: the merged step becomes one turn of history", () => {
     const messages = cases["an id asked for twice in the task: the two steps are one, listed where the newer call stands"]!.build();
     layoutConversation(messages);
     const next = [...messages, human("next task")];
-    const expected = withDefaults({ anchor: 6, turns: [turn([0, 1, 2, 3, 4, 5], 0)], steps: [], loose: [] });
+    const expected = layoutOf({ anchor: 6, turns: [turn([0, 1, 2, 3, 4, 5], 0)], steps: [], loose: [] });
     expect(layoutConversation(next)).toEqual(expected);
     expect(freshLayout(next)).toEqual(expected);
     // Removing it again makes the old task the task again, with its steps as before.
-    expect(layoutConversation(messages)).toEqual(withDefaults(cases["an id asked for twice in the task: the two steps are one, listed where the newer call stands"]!.expected));
+    expect(layoutConversation(messages)).toEqual(layoutOf(cases["an id asked for twice in the task: the two steps are one, listed where the newer call stands"]!.expected));
   });
 });

@@ -12,13 +12,12 @@
  * stretches that hold it; a change that makes the task history (or history the
  * task) reads the task again; a change inside history reads the whole list.
  */
-import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { layoutConversation, layoutWork } from "../../src/messages/layout";
 import { forgetRememberedLists } from "../../src/messages/prefix-memory";
+import { call, result } from "../support/layout-builders";
 import { expectSameAsFresh } from "../support/layout-oracle";
 
-const call = (...ids: string[]): AIMessage => new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "lookup", args: {} })) });
-const result = (id: string): ToolMessage => new ToolMessage({ content: `result ${id}`, tool_call_id: id });
 
 /** Lays `messages` out on the remembered layout; returns how many messages that read, after checking it against a fresh layout. */
 function reads(messages: BaseMessage[], label: string): number {
