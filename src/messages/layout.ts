@@ -78,8 +78,6 @@ interface Component {
    * merge appends the smaller component's members to the larger one's array.
    */
   members: number[];
-  /** Whether `members` happens to be ascending (it is, unless results came before their calls). */
-  ascending: boolean;
   /** The group last handed out for it; `null` once it changed. Handed-out groups are never modified. */
   group: MessageGroup | null;
   /** Position in the turn or step list; `dead` once merged into another component. */
@@ -221,8 +219,9 @@ class LayoutEngine {
     if (last !== null && !changed.turn && !changed.step && !changed.notes && !changed.loose && last.anchor === this.anchor && last.systemEnd === this.systemEnd) return last;
     const emit = (component: Component): MessageGroup => {
       if (component.group === null) {
-        const members = component.members.slice();
-        if (!component.ascending) members.sort((a, b) => a - b);
+        // Sorted whatever order they joined in: results join after the messages placed around them, so most turns
+        // hold their members out of order, and sorting an array already in order is one pass.
+        const members = component.members.slice().sort((a, b) => a - b);
         component.group = { kind: component.kind as "turn" | "step", members, order: component.head };
       }
       return component.group;
@@ -653,7 +652,7 @@ class LayoutEngine {
   private newUnit(kind: UnitKind, head: number): number {
     const unit = this.parent.length;
     this.parent.push(unit);
-    const component: Component = { kind, head, members: [], ascending: true, group: null, slot: -1, dead: false };
+    const component: Component = { kind, head, members: [], group: null, slot: -1, dead: false };
     this.comps.push(component);
     const list = this.listOf(kind);
     if (list !== null) {
@@ -686,14 +685,12 @@ class LayoutEngine {
   private join(unit: number, index: number): void {
     this.unitOf[index] = unit;
     const component = this.comps[this.find(unit)]!;
-    const { members, group, ascending } = component;
+    const { members, group } = component;
     members.push(index);
-    component.ascending = ascending && (members.length === 1 || members[members.length - 2]! < index);
     component.group = null;
     if (component.kind === "loose") this.insertLoose(index);
     if (this.logging) this.record(() => {
       members.pop();
-      component.ascending = ascending;
       component.group = group;
       if (component.kind === "loose") this.removeLoose([index]);
       this.touch(component.kind);
@@ -725,7 +722,6 @@ class LayoutEngine {
       kind: RANK[gone.kind] > RANK[keep.kind] ? gone.kind : keep.kind,
       head: Math.max(keep.head, gone.head),
       members,
-      ascending: keep.ascending && gone.ascending && (before === 0 || gone.members.length === 0 || members[before - 1]! < gone.members[0]!),
       group: null,
       slot: -1,
       dead: false,
