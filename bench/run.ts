@@ -300,13 +300,11 @@ const BENCHMARKS_NOTES = `## How to read this
   (which messages form turns and steps) is remembered per conversation and extended with the new step (\`src/messages/layout.ts\`);
   undoing the previous step re-lists only the task's steps, and the kept turns are a slice of the newest, so the rest of
   a call is in proportion to the new messages. What is left in proportion to the history is one identity comparison per
-  message (is this still the list seen last, element by element?): two arrays of 100,000 pointers, 1.6 MB read per call.
-  A bare loop doing only that comparison takes 0.3 to 0.4 ms at 100,000 in a process with a small heap, and 1.1 to
-  1.3 ms in the benchmark's process, whose heap holds the 340 MB conversation (measured by timing the loop alone there),
-  while warm (a) at 100,000 with the approximate counter is 0.08 ms in all, 0.5 ms right after the forced GC each timed
-  run starts with. So at 100,000 (b) is (a) plus that comparison, several times (a), and the
-  2× target is out of reach for any check that the history is still the same, message by message; at 10,000 the
-  comparison is ten times cheaper and (b) stays within 2× of (a). Cold runs forget the remembered layouts first
+  message (is this still the list seen last, element by element?): two arrays of 100,000 references read per call.
+  That comparison is written with \`Object.is\`, not \`===\`: V8 compiles \`===\` between objects to read each object's
+  map (a NaN is not equal to itself), one cache miss per message in a heap of hundreds of MB, 1.1 to 1.3 ms at 100,000;
+  \`Object.is\` compares the references alone, about 0.2 ms (measured by timing the loop alone over this history). That
+  leaves (b) within a small factor of (a) at 10,000 and at 100,000. Cold runs forget the remembered layouts first
   (\`forgetRememberedLists()\`).
 - **100,000 messages with approximateTokenCounter**: the approximate counter is itself only a few field reads per message
   (and a JSON of each call's arguments), so one counting pass and one layout pass cost the same order. The layout pass
@@ -316,7 +314,10 @@ const BENCHMARKS_NOTES = `## How to read this
   calls (memory latency over objects scattered in a 300 MB heap). The rules need that pass in full on a list never seen:
   a tool result in the task may answer a call anywhere in the history. Later calls on the same history do not read it again.
   The ratio moves with the load of this shared machine around the 1.5× target: 1.43× on 5 December, 1.96× on
-  4 December, 1.45× and 1.60× on 6 December (both beside mutation-testing jobs), with the same layout code.
+  4 December, 1.45× and 1.60× on 6 December (both beside mutation-testing jobs), 2.03× in the run of 7 December
+  above (1.56× to 1.72× the same day timing the two alternately in a process of its own), with the same layout pass.
+  A CPU profile of that pass puts about a third of it in the one \`Map\` insertion per call id and a seventh in
+  garbage collection; the rest is reading each message and its calls.
 - **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
   (\`src/compactors/pruned-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
   exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
@@ -326,7 +327,8 @@ const BENCHMARKS_NOTES = `## How to read this
   cost: 1.8× to 2.7× of it at 2,500 messages in runs before 6 December. Since tiktoken remembers the token length of
   each text piece across texts (6 December: a word, a JSON key or an indentation run is encoded once, then looked up),
   the replacements the pipeline builds and counts are mostly pieces seen before, and the ratio fell to 1.59× (1.73×
-  in a run beside a mutation-testing job), within the 2× target.
+  in a run beside a mutation-testing job), within the 2× target; 1.40× and 2.01× in two runs of 7 December (31.5 vs
+  15.7 ms in the second: a few milliseconds of load on this shared machine move a ratio of two small times).
   \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
   results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
   reports both cost about one tokenization pass and the pipeline is within a few percent of the window.
