@@ -40,7 +40,7 @@ const PLAN: SizePlan[] = [
   { size: 500, counter: "tiktoken", floorRuns: 5, oursRuns: 9, trimCapSeconds: 150, stagesRuns: 0 },
   { size: 2_500, counter: "tiktoken", floorRuns: 3, oursRuns: 7, trimCapSeconds: 60, stagesRuns: 3 },
   { size: 10_000, counter: "tiktoken", floorRuns: 2, oursRuns: 5, trimCapSeconds: 30, stagesRuns: 0 },
-  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 7, trimCapSeconds: 20, stagesRuns: 5 },
+  { size: 100_000, counter: "approximate", floorRuns: 5, oursRuns: 9, trimCapSeconds: 20, stagesRuns: 5 },
 ];
 
 function runWorker(task: WorkerTask): Promise<WorkerOutput> {
@@ -291,7 +291,9 @@ const BENCHMARKS_NOTES = `## How to read this
 
 - **Cold is far below one counting pass** because counting is lazy: a 20,000-token budget is filled by the newest few
   dozen messages, so cold counts 16 to 107 messages whatever the history's length (column "messages counted"). That
-  makes the issue's "warm under 2% of cold" a comparison with a much smaller cold than it assumed.
+  makes the issue's "warm under 2% of cold" a comparison with a much smaller cold than it assumed. In the run above the cold run at
+  10,000 messages took 33.6 ms (64.2 ms on the morning of 7 December, before the layout kept its optimized code across
+  collections, on a busier machine: one pass 1,034 against 821 ms now), so warm (a) at 0.96 ms, about what it was, became 2.85% of it: the target moved away as cold got faster.
 - **Warm (a)** (compacted result + 1 step) costs about as much as counting the new step once: its floor is "counting the
   new step alone" (0.2 to 0.3 ms for a step of two tool results with tiktoken, 0.9 to 1.9 ms before it remembered text pieces), which alone is 0.5 to 6% of a lazy cold run.
   What remains is tens of microseconds of layout over a list of a few dozen messages. The ratio is bounded by
@@ -307,17 +309,22 @@ const BENCHMARKS_NOTES = `## How to read this
   leaves (b) within a small factor of (a) at 10,000 and at 100,000. Cold runs forget the remembered layouts first
   (\`forgetRememberedLists()\`).
 - **100,000 messages with approximateTokenCounter**: the approximate counter is itself only a few field reads per message
-  (and a JSON of each call's arguments), so one counting pass and one layout pass cost the same order. The layout pass
-  now does at most one map operation per call id (the id is inserted once; a result answering the call right before it
-  is matched without a lookup), keeps its per-message facts in typed arrays, and reads each message's fields once, about
-  a third less than before; what remains is the one hash-map insertion per call id and the reads of each message and its
-  calls (memory latency over objects scattered in a 300 MB heap). The rules need that pass in full on a list never seen:
-  a tool result in the task may answer a call anywhere in the history. Later calls on the same history do not read it again.
-  The ratio moves with the load of this shared machine around the 1.5× target: 1.43× on 5 December, 1.96× on
-  4 December, 1.45× and 1.60× on 6 December (both beside mutation-testing jobs), 2.03× in the run of 7 December
-  above (1.56× to 1.72× the same day timing the two alternately in a process of its own), with the same layout pass.
-  A CPU profile of that pass puts about a third of it in the one \`Map\` insertion per call id and a seventh in
-  garbage collection; the rest is reading each message and its calls.
+  (and a JSON of each call's arguments), so one counting pass and one layout pass cost the same order. The rules need that
+  pass in full on a list never seen (a tool result in the task may answer a call anywhere in the history); later calls
+  on the same history do not read it again. 1.34× in the run above, within the 1.5× target; 1.43× to 2.03× in runs
+  from 4 to 7 December. Two changes of 7 December, both found by profiling the cold runs:
+  the layout's engine keeps one instance alive for good (\`LayoutEngine.keptShape\`, \`src/messages/layout.ts\`). A cold
+  run forgets every remembered layout and is timed after a full garbage collection; with no engine left alive, V8
+  collected the engine's hidden classes in that collection and threw away the code optimized for them (\`node
+  --trace-deopt\`: the engine's and its tables' methods deoptimized for "weak objects" at every full collection), so
+  each cold run laid the list out partly unoptimized: a fresh layout of this history took 130 to 165 ms right after a
+  collection against 53 ms without one. Any process that lays out a new list after the engines of earlier
+  conversations were released met the same. And call ids are registered in a table of their own
+  (\`src/messages/id-table.ts\`: find-or-add in one probe, the hash kept beside each id) instead of a \`Map\`: a fresh
+  layout 53 ms against 57 to 59 ms (alternated in one process), and no second pass over a list that asks for an id
+  twice. The worker also makes one untimed cold run and counting pass on the measured list before the timed ones
+  (the warm-up conversation is small, and the first run at this size took 1.3 to 1.5× the others); the first timed
+  run is still the slowest (139.5 ms in that run), which the median absorbs.
 - **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
   (\`src/compactors/pruned-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
   exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
@@ -329,6 +336,11 @@ const BENCHMARKS_NOTES = `## How to read this
   the replacements the pipeline builds and counts are mostly pieces seen before, and the ratio fell to 1.59× (1.73×
   in a run beside a mutation-testing job), within the 2× target; 1.40× and 2.01× in two runs of 7 December (31.5 vs
   15.7 ms in the second: a few milliseconds of load on this shared machine move a ratio of two small times).
+  In the run above 2.91× (28.0 vs 9.64 ms), **missed**: the pipeline took about what it took before (31.5 ms), the
+  window alone got faster (9.64 against 15.7 ms; the layout's engine now keeps its optimized code across
+  collections, see the 100,000-message note, and the machine was quieter: one pass 169 against 208 ms). The pipeline's own per-call objects (\`MessageCounts\` in
+  \`src/counting/message-counts.ts\`, and the pruning stage's methods) show the same "weak objects" deoptimizations
+  at each collection under \`node --trace-deopt\`; giving them the same treatment is the next thing to measure.
   \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
   results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
   reports both cost about one tokenization pass and the pipeline is within a few percent of the window.

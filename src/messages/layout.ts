@@ -2,6 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { assertMessageAt, assertMessagesFrom, describeValue, reasonOf } from "../errors";
 import { asksForTools, collectAssistantCallIds } from "./exchanges";
 import { isSummaryMessage } from "./compaction-metadata";
+import { IdTable } from "./id-table";
 import { compactionNoteMetadata } from "./note";
 import { PrefixMemory } from "./prefix-memory";
 import { roleOf, toolCallIdOf } from "./roles";
@@ -118,9 +119,6 @@ class IntList {
   }
 }
 
-/** What registering an id returns when the id was already there and the map was written over (see `addOwner`). */
-const REPEATED_ID = -1;
-
 /** Undo entries kept for the current task before the oldest epochs are forgotten (then a new task relays the list). */
 const TRAIL_LIMIT = 200_000;
 
@@ -133,6 +131,19 @@ const TRAIL_LIMIT = 200_000;
  * into history) costs work in proportion to the task, not to the history.
  */
 class LayoutEngine {
+  /**
+   * An engine that is never released, so that V8 keeps the hidden classes of
+   * the engine and its tables alive. V8 collects a class shape that no live
+   * object has, and throws away the code optimized for it in that collection;
+   * without this, the first layout after a major collection that found every
+   * conversation's engine released (a process that lays out one new list per
+   * request, the benchmark's cold runs) ran its methods unoptimized until they
+   * were compiled again: 2 to 3 times as slow at 100,000 messages (`node
+   * --trace-deopt` lists them as deoptimized for "weak objects" at each full
+   * collection).
+   */
+  static readonly keptShape: LayoutEngine = new LayoutEngine();
+
   /** Messages laid out: the state describes `list[0..n)`. */
   n = 0;
   systemEnd = 0;
@@ -168,10 +179,7 @@ class LayoutEngine {
    * it yet, in typed arrays, so that a result finds all it needs by one
    * lookup of its id (or none, when it answers the call right before it).
    */
-  private slotOf = new Map<string, number>();
-  /** Whether this conversation asked for some call id twice (then ids are looked up before they are added). */
-  private idsRepeat = false;
-  private slotCount = 0;
+  private slotOf = new IdTable();
   private slotOwner = new Int32Array(64);
   private slotAnswered = new Uint8Array(64);
   /** The slot of each id in `ownerIds`, in the same order. */
@@ -277,10 +285,9 @@ class LayoutEngine {
   }
 
   private reset(): void {
-    const { checkAs, idsRepeat } = this;
+    const { checkAs } = this;
     Object.assign(this, new LayoutEngine());
     this.checkAs = checkAs;
-    this.idsRepeat = idsRepeat;
   }
 
   // -------------------------------------------------------------------------
@@ -337,15 +344,7 @@ class LayoutEngine {
     for (let k = 0; k < ownerIds.length; k += 1) {
       const at = ownerAt[k]!;
       this.useLog(history !== null && at < history.end ? history : task);
-      const slot = this.addOwner(ownerIds[k]!, at, laterOwners);
-      if (slot === REPEATED_ID) {
-        // The first id asked for twice: from now on every id is looked up before it is added. Relaid once.
-        this.useLog(null);
-        this.reset();
-        this.idsRepeat = true;
-        return 0;
-      }
-      this.ownerSlots[k] = slot;
+      this.ownerSlots[k] = this.addOwner(ownerIds[k]!, at, laterOwners);
     }
 
     const { matched, matchedSlots } = this;
@@ -458,16 +457,9 @@ class LayoutEngine {
 
   /** Registers message `index` as asking for `id`; returns the id's slot. */
   private addOwner(id: string, index: number, laterOwners: [number, number][]): number {
-    let existing: number | undefined;
-    if (this.idsRepeat) existing = this.slotOf.get(id);
-    else {
-      // Until an id repeats, one map operation per id: insert it, and tell a repeat by the map not growing.
-      const size = this.slotOf.size;
-      this.slotOf.set(id, this.slotCount);
-      if (this.slotOf.size === size) return REPEATED_ID; // its slot was overwritten: the caller relays the list
-    }
-    if (existing === undefined) {
-      const slot = this.slotCount;
+    const added = this.slotOf.size;
+    const slot = this.slotOf.intern(id);
+    if (slot === added) {
       if (this.slotOwner.length <= slot) {
         const owners = new Int32Array(this.slotOwner.length * 2);
         owners.set(this.slotOwner);
@@ -478,15 +470,9 @@ class LayoutEngine {
       }
       this.slotOwner[slot] = index;
       this.slotAnswered[slot] = 0;
-      this.slotCount = slot + 1;
-      if (this.idsRepeat) this.slotOf.set(id, slot);
-      if (this.logging) this.record(() => {
-        this.slotOf.delete(id);
-        this.slotCount = slot;
-      });
+      if (this.logging) this.record(() => this.slotOf.pop());
       return slot;
     }
-    const slot = existing;
     if (this.slotOwner[slot] === index) return slot;
     let list = this.more.get(id);
     if (list === undefined) {
@@ -530,7 +516,7 @@ class LayoutEngine {
       if (role === TOOL) {
         const id = resultIds[i - base];
         const asked = resultAsked[i - base]!;
-        const slot = asked >= 0 ? this.ownerSlots[asked]! : id === undefined ? -1 : (this.slotOf.get(id) ?? -1);
+        const slot = asked >= 0 ? this.ownerSlots[asked]! : id === undefined ? -1 : this.slotOf.find(id);
         if (slot >= 0) {
           matched.push(i);
           matchedSlots.push(slot);
