@@ -8,7 +8,7 @@
  * that differ in one character or are empty.
  */
 import * as fc from "fast-check";
-import { IdTable } from "../../src/messages/id-table";
+import { hashOf, IdTable } from "../../src/messages/id-table";
 import { assertOnSeeds, describeSeeds } from "../support/seeds";
 
 const budget = Number(process.env.FC_RUNS ?? 300);
@@ -114,6 +114,18 @@ describe("IdTable", () => {
     expect(table.find(JSON.parse(JSON.stringify(built)) as string)).toBe(0);
     expect(table.intern(`call_abc_${"123"}`)).toBe(0);
     expect(table.size).toBe(1);
+  });
+
+  it("tells two ids with the same hash apart (a pair found by searching call_0, call_1, ...)", () => {
+    const [first, second] = ["call_946719", "call_1199484"];
+    expect(hashOf(first)).toBe(hashOf(second));
+    const table = new IdTable();
+    expect(table.intern(first)).toBe(0);
+    expect(table.find(second)).toBe(-1);
+    expect(table.intern(second)).toBe(1);
+    expect([table.find(first), table.find(second)]).toEqual([0, 1]);
+    table.pop();
+    expect([table.find(first), table.find(second)]).toEqual([0, -1]);
   });
 
   it("does nothing when popped empty", () => {

@@ -99,8 +99,8 @@ export class IdTable {
   }
 }
 
-/** FNV-1a over the UTF-16 code units, then a final mix so that the low bits (the ones a cell index uses) depend on every unit. */
-function hashOf(id: string): number {
+/** FNV-1a over the UTF-16 code units, then a final mix so that the low bits (the ones a cell index uses) depend on every unit. Exported for tests. */
+export function hashOf(id: string): number {
   let hash = 0x811c9dc5 | 0;
   for (let k = 0; k < id.length; k += 1) hash = Math.imul(hash ^ id.charCodeAt(k), 0x01000193);
   hash ^= hash >>> 16;
