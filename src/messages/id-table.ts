@@ -1,3 +1,5 @@
+import { IntList } from "./int-list";
+
 /**
  * The tool-call ids of one conversation, numbered in the order they were
  * first added (0, 1, 2, ...): finding an id and adding it when it is new is
@@ -19,7 +21,7 @@ export class IdTable {
   /** The ids by number. */
   private ids: string[] = [];
   /** The hash of each id, by number. */
-  private hashes = new Int32Array(64);
+  private hashes = new IntList();
   /** Open addressing, linear probing: each cell holds an id's number + 1, or 0 when empty. At most half full. */
   private cells = new Int32Array(128);
   private mask = 127;
@@ -42,13 +44,8 @@ export class IdTable {
     const entry = this.cells[cell]!;
     if (entry !== 0) return entry - 1;
     const number = this.ids.length;
-    if (this.hashes.length === number) {
-      const hashes = new Int32Array(number * 2);
-      hashes.set(this.hashes);
-      this.hashes = hashes;
-    }
     this.ids.push(id);
-    this.hashes[number] = hash;
+    this.hashes.push(hash);
     if ((number + 1) * 2 > this.cells.length) this.rehash(this.cells.length * 2);
     else this.cells[cell] = number + 1;
     return number;
@@ -62,8 +59,9 @@ export class IdTable {
   pop(): void {
     const number = this.ids.length - 1;
     if (number < 0) return;
-    this.cells[this.cellOf(this.ids[number]!, this.hashes[number]!)] = 0;
+    this.cells[this.cellOf(this.ids[number]!, this.hashes.data[number]!)] = 0;
     this.ids.pop();
+    this.hashes.length = number;
   }
 
   /** How many cells hold an id: {@link size} always (a pop leaves no stale cell behind). For tests. */
@@ -75,7 +73,8 @@ export class IdTable {
 
   /** The cell holding `id`, or the empty cell where it would go. */
   private cellOf(id: string, hash: number): number {
-    const { cells, hashes, ids, mask } = this;
+    const { cells, ids, mask } = this;
+    const hashes = this.hashes.data;
     let cell = hash & mask;
     for (;;) {
       const entry = cells[cell]!;
@@ -88,7 +87,7 @@ export class IdTable {
   private rehash(capacity: number): void {
     const cells = new Int32Array(capacity);
     const mask = capacity - 1;
-    const { hashes } = this;
+    const hashes = this.hashes.data;
     for (let number = 0; number < this.ids.length; number += 1) {
       let cell = hashes[number]! & mask;
       while (cells[cell] !== 0) cell = (cell + 1) & mask;

@@ -3,6 +3,7 @@ import { assertMessageAt, assertMessagesFrom, describeValue, reasonOf } from "..
 import { asksForTools, collectAssistantCallIds } from "./exchanges";
 import { isSummaryMessage } from "./compaction-metadata";
 import { IdTable } from "./id-table";
+import { IntList } from "./int-list";
 import { compactionNoteMetadata } from "./note";
 import { PrefixMemory } from "./prefix-memory";
 import { roleOf, toolCallIdOf } from "./roles";
@@ -101,22 +102,6 @@ interface Epoch {
   /** The smallest index before `start` whose placement this epoch decided (a result answering a later call). */
   dependents: number;
   saved: { turn: number; caller: number; step: number; anchor: number; taskStart: number; systemEnd: number };
-}
-
-/** A growable list of 32-bit integers, reused from one extension to the next (no array growth, nothing for the GC to copy). */
-class IntList {
-  data = new Int32Array(64);
-  length = 0;
-
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const next = new Int32Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length] = value;
-    this.length += 1;
-  }
 }
 
 /** Undo entries kept for the current task before the oldest epochs are forgotten (then a new task relays the list). */
