@@ -177,9 +177,19 @@ function protection(plan: ProtectPlan, messages: readonly BaseMessage[], single:
 // ---------------------------------------------------------------------------
 // Independent readings of a conversation
 
+/** Every call id an AI message names: parsed, invalid and raw OpenAI calls, and call content blocks. */
 function callIds(message: BaseMessage): string[] {
   if (!AIMessage.isInstance(message)) return [];
-  return (message.tool_calls ?? []).map((call) => call.id).filter((id): id is string => typeof id === "string" && id.length > 0);
+  const raw = (message.additional_kwargs as { tool_calls?: { id?: unknown }[] } | undefined)?.tool_calls ?? [];
+  const blocks = Array.isArray(message.content) ? (message.content as { type?: string; id?: unknown; call_id?: unknown }[]) : [];
+  const ids = [
+    ...(message.tool_calls ?? []).map((call) => call.id),
+    ...(message.invalid_tool_calls ?? []).map((call) => call.id),
+    ...(Array.isArray(raw) ? raw.map((call) => call?.id) : []),
+    ...blocks.filter((b) => b?.type === "tool_use" || b?.type === "tool_call").map((b) => b.id),
+    ...blocks.filter((b) => b?.type === "function_call").map((b) => b.call_id ?? b.id),
+  ];
+  return [...new Set(ids.filter((id): id is string => typeof id === "string" && id.length > 0))];
 }
 
 function resultId(message: BaseMessage): string | undefined {
@@ -188,14 +198,16 @@ function resultId(message: BaseMessage): string | undefined {
   return typeof id === "string" && id.length > 0 ? id : undefined;
 }
 
-/** The protected messages and, by tool-call id, their exchange partners (calls with their results, results with their calls). */
+/** The protected messages and, by tool-call id in any shape, their exchange partners (calls with their results, results with their calls). */
 function mustStay(messages: readonly BaseMessage[], chosen: ReadonlySet<BaseMessage>): Set<BaseMessage> {
   const stay = new Set(chosen);
+  const asked = new Set(messages.flatMap(callIds));
   const ids = new Set<string>();
   for (const message of chosen) {
     for (const id of callIds(message)) ids.add(id);
+    // A result pulls in its call's exchange; a result whose id nobody asks for has none.
     const id = resultId(message);
-    if (id !== undefined) ids.add(id);
+    if (id !== undefined && asked.has(id)) ids.add(id);
   }
   for (const message of messages) {
     if (callIds(message).some((id) => ids.has(id))) stay.add(message);

@@ -63,15 +63,18 @@ describe("the call ids of an assistant message", () => {
 describe("whether a message asks for tools at all", () => {
   const withCalls = (calls: unknown[]) => new AIMessage({ content: "", tool_calls: calls as never });
 
-  test("an id counted anywhere means yes, even with no parsed tool_calls", () => {
-    expect(asksForTools(withCalls([]), 1)).toBe(true);
+  test("a call in any shape means yes, with or without an id", () => {
+    expect(asksForTools(withCalls([{ id: "a", name: "search", args: {}, type: "tool_call" }]))).toBe(true);
+    expect(asksForTools(withCalls([{ name: "search", args: {}, type: "tool_call" }]))).toBe(true);
+    expect(asksForTools(new AIMessage({ content: [{ type: "tool_use", id: "u", name: "search", input: {} }] as never }))).toBe(true);
+    expect(asksForTools(new AIMessage({ content: [{ type: "function_call", call_id: "f", name: "search", arguments: "{}" }] as never }))).toBe(true);
+    expect(asksForTools(new AIMessage({ content: "", additional_kwargs: { tool_calls: [{ id: "r", type: "function", function: { name: "s", arguments: "{}" } }] } }))).toBe(true);
   });
 
-  test("parsed calls without ids mean yes; no calls mean no; a non-assistant message never asks", () => {
-    expect(asksForTools(withCalls([{ name: "search", args: {}, type: "tool_call" }]), 0)).toBe(true);
-    expect(asksForTools(withCalls([]), 0)).toBe(false);
-    expect(asksForTools(new AIMessage("just text"), 0)).toBe(false);
-    expect(asksForTools(new HumanMessage("hi"), 0)).toBe(false);
+  test("no calls mean no; a non-assistant message never asks", () => {
+    expect(asksForTools(withCalls([]))).toBe(false);
+    expect(asksForTools(new AIMessage("just text"))).toBe(false);
+    expect(asksForTools(new HumanMessage("hi"))).toBe(false);
   });
 });
 

@@ -16,12 +16,12 @@
 import { isDeepStrictEqual } from "node:util";
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
-import { toolCallIdsOf } from "../../src/messages/exchanges";
+import { toolCallIdsOf, toolCallsIn } from "../../src/messages/exchanges";
 import { isSummaryMessage } from "../../src/messages/compaction-metadata";
 import { freshLayout, layoutCheckedConversation, layoutConversation } from "../../src/messages/layout";
 import type { ConversationLayout, MessageGroup } from "../../src/messages/layout";
 import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
-import { roleOf, toolCallIdOf, toolCallsOf } from "../../src/messages/roles";
+import { roleOf, toolCallIdOf } from "../../src/messages/roles";
 import { assertOnSeeds, describeSeeds } from "../support/seeds";
 
 const budget = Number(process.env.FC_RUNS ?? 300);
@@ -68,7 +68,7 @@ function referenceLayout(messages: readonly BaseMessage[]): ConversationLayout {
       callers.set(id, list);
     }
   });
-  const asksForTools = (i: number): boolean => codes[i] === "ai" && (toolCallIdsOf(messages[i]!).length > 0 || toolCallsOf(messages[i]!).length > 0);
+  const asksForTools = (i: number): boolean => codes[i] === "ai" && toolCallsIn(messages[i]!).length > 0;
 
   const units: { kind: Kind; head: number }[] = [];
   const open = (kind: Kind, head: number): number => units.push({ kind, head }) - 1;

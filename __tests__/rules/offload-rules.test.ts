@@ -163,15 +163,17 @@ describe("ToolResultOffloadCompactor: what it offloads and when it stops", () =>
     expect([smaller.tokensBefore - smaller.tokensAfter, smaller.tokensAfter]).toEqual([1, tokens(smaller.messages!)]);
   });
 
-  test("a result belongs to the first message that asked for its id; a later call reusing the id does not take it", async () => {
-    // Steps: a (asked at 2), b (asked at 3, which asks for a again). The newest step is b's, whose result stays.
+  test("a call reusing an earlier call's id joins its exchange: the newest step is the whole exchange", async () => {
+    // Exchanges: x (2, 3), and a (asked at 4 and again at 5, with b) with its results. The newest step is a's
+    // exchange, so both of its results stay and only x's result goes.
     const messages: BaseMessage[] = [
       system(), human(),
+      calling(["x"]), result("x", 300),
       calling(["a"]),
       new AIMessage({ content: "again", tool_calls: ["a", "b"].map((id) => ({ id, name: "lookup", args: {}, type: "tool_call" as const })) }),
       result("a", 300), result("b", 300),
     ];
-    expect(offloaded(await stage(recordingStore().store).compact(messages, 0, lengthCounter), messages)).toEqual(["a"]);
+    expect(offloaded(await stage(recordingStore().store).compact(messages, 0, lengthCounter), messages)).toEqual(["x"]);
   });
 
   test("a result whose id nobody asked for is a step of its own, even right after a call", async () => {

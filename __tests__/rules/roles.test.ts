@@ -5,7 +5,8 @@
  * happens to give the same answer.
  */
 import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { isAI, isHuman, isSystem, isTool, roleOf, toolCallIdOf, toolCallsOf } from "../../src/messages/roles";
+import { isAI, isHuman, isSystem, isTool, roleOf, toolCallIdOf } from "../../src/messages/roles";
+import { toolCallsIn } from "../../src/messages/exchanges";
 
 const call = { id: "c1", name: "lookup", args: { q: 1 }, type: "tool_call" as const };
 
@@ -42,13 +43,13 @@ describe("toolCallIdOf", () => {
   });
 });
 
-describe("toolCallsOf", () => {
-  test("an assistant's parsed calls; none for any other message, whatever fields it carries", () => {
-    expect(toolCallsOf(new AIMessage({ content: "", tool_calls: [call] })).map((c) => c.id)).toEqual(["c1"]);
-    expect(toolCallsOf(new AIMessage("a"))).toEqual([]);
+describe("toolCallsIn, read by role", () => {
+  test("an assistant's calls; none for any other message, whatever fields it carries", () => {
+    expect(toolCallsIn(new AIMessage({ content: "", tool_calls: [call] })).map((c) => c.id)).toEqual(["c1"]);
+    expect(toolCallsIn(new AIMessage("a"))).toEqual([]);
     const notAnAssistant = Object.assign(new HumanMessage("h"), { tool_calls: [call] });
-    expect(toolCallsOf(notAnAssistant)).toEqual([]);
+    expect(toolCallsIn(notAnAssistant)).toEqual([]);
     const broken = Object.assign(new AIMessage("a"), { tool_calls: "c1" as unknown as [] });
-    expect(toolCallsOf(broken)).toEqual([]);
+    expect(toolCallsIn(broken)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { isAI, isTool, toolCallIdOf, toolCallsOf } from "../messages/roles";
+import { exchangesOf } from "../messages/exchanges";
 
 /**
  * Names messages a compaction must leave exactly as they are: a plan, a todo
@@ -19,66 +19,24 @@ export function assertProtect(value: unknown): asserts value is ProtectPredicate
 /**
  * The messages no compaction may remove or rewrite, as a mask over indices
  * (`null` when nothing is protected): the protected messages, and with them
- * every message that must stay for the conversation to stay valid. A
- * protected AI message keeps the results answering its calls; a protected
- * result keeps the AI message(s) that asked for it, and so every other result
- * of those calls. Results without a `tool_call_id` belong to the AI message
- * they directly follow, as in the layout.
- *
- * One pass to index exchanges by tool-call id, then a walk over what the
- * protected messages reach: O(n).
+ * every message of their exchanges (`exchangesOf`: a protected call keeps
+ * the results answering it, a protected result keeps the call(s) asking for
+ * it and so every other result of those calls), read in every shape a
+ * provider puts calls in.
  */
 export function pinnedMessages(messages: readonly BaseMessage[], protect: ProtectPredicate | undefined): Uint8Array | null {
   if (protect === undefined) return null;
   const pinned = new Uint8Array(messages.length);
-  const work: number[] = [];
+  const protectedIndices: number[] = [];
   messages.forEach((message, index) => {
-    if (protect(message, index) === true) {
-      pinned[index] = 1;
-      work.push(index);
-    }
+    if (protect(message, index) === true) protectedIndices.push(index);
   });
-  if (work.length === 0) return null;
-
-  // Who shares an exchange with whom: every message naming a call id, and results without an id with their caller.
-  const byId = new Map<string, number[]>();
-  const idlessResults = new Map<number, number[]>(); // caller -> results without id right after it
-  const callerOf = new Map<number, number>();
-  let caller = -1;
-  messages.forEach((message, index) => {
-    if (isTool(message)) {
-      const id = toolCallIdOf(message);
-      if (id !== undefined) push(byId, id, index);
-      else if (caller >= 0) {
-        push(idlessResults, caller, index);
-        callerOf.set(index, caller);
-      }
-      return;
-    }
-    caller = isAI(message) && toolCallsOf(message).length > 0 ? index : -1;
-    for (const call of toolCallsOf(message)) if (typeof call.id === "string" && call.id.length > 0) push(byId, call.id, index);
-  });
-
-  const reach = (index: number) => {
-    if (pinned[index]) return;
+  if (protectedIndices.length === 0) return null;
+  const exchanges = exchangesOf(messages);
+  for (const index of protectedIndices) {
     pinned[index] = 1;
-    work.push(index);
-  };
-  while (work.length > 0) {
-    const index = work.pop()!;
-    const message = messages[index]!;
-    const ids = isTool(message) ? [toolCallIdOf(message)] : toolCallsOf(message).map((call) => call.id);
-    // No empty id was indexed above, so an empty one finds nothing.
-    for (const id of ids) if (typeof id === "string") for (const other of byId.get(id) ?? []) reach(other);
-    for (const other of idlessResults.get(index) ?? []) reach(other);
-    const owner = callerOf.get(index);
-    if (owner !== undefined) reach(owner);
+    const exchange = exchanges.of[index]!;
+    if (exchange >= 0) for (const member of exchanges.members[exchange]!) pinned[member] = 1;
   }
   return pinned;
-}
-
-function push<K>(map: Map<K, number[]>, key: K, value: number): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value); // a message listed twice (a call id asked twice in one message) is reached once anyway
 }

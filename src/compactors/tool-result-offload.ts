@@ -7,7 +7,8 @@ import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { compactionMetadataOf, withCompactionMetadata } from "../messages/compaction-metadata";
 import type { OffloadedResultMetadata } from "../messages/compaction-metadata";
-import { isAI, isTool, toolCallIdOf, toolCallsOf } from "../messages/roles";
+import { exchangesOf } from "../messages/exchanges";
+import { isTool, toolCallIdOf } from "../messages/roles";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
@@ -61,24 +62,24 @@ function offloadableText(content: BaseMessage["content"]): string | undefined {
 }
 
 /**
- * Indices of the results of the newest `steps` tool-calling steps: a result
- * belongs to the AI message that asked for it (by `tool_call_id`, or the one
- * it directly follows when it has none); a result nobody asked for is a step
- * of its own.
+ * Indices of the results of the newest `steps` tool-calling steps. A step is
+ * an exchange (`exchangesOf`: an assistant message's calls, in any shape,
+ * with every result answering them), placed by its newest asking message; a
+ * result in no exchange (nobody asks for its id) is a step of its own.
  */
 function newestStepResults(messages: readonly BaseMessage[], steps: number): Set<number> {
-  const askedBy = new Map<string, number>();
+  const exchanges = exchangesOf(messages);
+  // Where each step stands: its newest message that is not a result, or a lone result's own index.
+  const placeOf = (index: number): number => {
+    const exchange = exchanges.of[index]!;
+    if (exchange < 0) return index;
+    let place = -1;
+    for (const member of exchanges.members[exchange]!) if (!isTool(messages[member]!)) place = Math.max(place, member);
+    return place < 0 ? index : place;
+  };
   const results: { index: number; step: number }[] = [];
-  let caller = -1;
   messages.forEach((message, index) => {
-    if (isTool(message)) {
-      const id = toolCallIdOf(message);
-      const step = id !== undefined ? (askedBy.get(id) ?? index) : caller >= 0 ? caller : index;
-      results.push({ index, step });
-      return;
-    }
-    caller = isAI(message) && toolCallsOf(message).length > 0 ? index : -1;
-    for (const call of toolCallsOf(message)) if (typeof call.id === "string" && call.id !== "" && !askedBy.has(call.id)) askedBy.set(call.id, index);
+    if (isTool(message)) results.push({ index, step: placeOf(index) });
   });
   const newest = new Set([...new Set(results.map((r) => r.step))].sort((a, b) => b - a).slice(0, steps));
   return new Set(results.filter((r) => newest.has(r.step)).map((r) => r.index));

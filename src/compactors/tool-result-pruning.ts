@@ -8,7 +8,8 @@ import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { compactionMetadataOf, withCompactionMetadata } from "../messages/compaction-metadata";
 import type { PrunedResultMetadata } from "../messages/compaction-metadata";
-import { isTool, toolCallsOf } from "../messages/roles";
+import { exchangesOf, toolCallsIn } from "../messages/exchanges";
+import { isTool } from "../messages/roles";
 import { assertCompactOptions, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
@@ -57,19 +58,31 @@ function renderPlaceholder(template: string, toolName: string): string {
   return template.split("{tool_name}").join(toolName);
 }
 
-/** How many messages at the end are tool results: the batch the model has not acted on yet. */
-function trailingResults(messages: readonly BaseMessage[]): number {
-  let count = 0;
-  while (count < messages.length && isTool(messages[messages.length - 1 - count]!)) count += 1;
-  return count;
+/**
+ * The results the model has not acted on yet, which pruning never touches:
+ * the tool results at the end of the list, and every result in an exchange
+ * with one of them (a parallel result that landed earlier, between other
+ * messages).
+ */
+function trailingBatch(messages: readonly BaseMessage[]): Set<number> {
+  const batch = new Set<number>();
+  let index = messages.length - 1;
+  while (index >= 0 && isTool(messages[index]!)) batch.add(index--);
+  if (batch.size === 0) return batch;
+  const exchanges = exchangesOf(messages);
+  for (const result of [...batch]) {
+    const exchange = exchanges.of[result]!;
+    if (exchange < 0) continue;
+    for (const member of exchanges.members[exchange]!) if (isTool(messages[member]!)) batch.add(member);
+  }
+  return batch;
 }
 
-/** Tool names by call id, for results that lost their own `name`. */
+/** Tool names by call id, read from every call of every assistant message (for results that lost their own `name`). */
 function callNames(messages: readonly BaseMessage[]): Map<string, string> {
   const names = new Map<string, string>();
-  // toolCallsOf is empty for all but assistant messages. A call with an empty name names nothing either.
   for (const message of messages) {
-    for (const call of toolCallsOf(message)) if (typeof call.id === "string" && typeof call.name === "string" && call.name !== "") names.set(call.id, call.name);
+    for (const call of toolCallsIn(message)) if (call.id !== undefined && call.name !== undefined) names.set(call.id, call.name);
   }
   return names;
 }
@@ -196,8 +209,9 @@ export class ToolResultPruningCompactor implements Compactor {
   candidatesOf(messages: readonly BaseMessage[]): number[] {
     const resultIndices: number[] = [];
     for (let index = 0; index < messages.length; index += 1) if (isTool(messages[index]!)) resultIndices.push(index);
-    const kept = Math.max(this.minKeepResults, trailingResults(messages));
-    return resultIndices.slice(0, Math.max(0, resultIndices.length - kept));
+    const batch = trailingBatch(messages);
+    // The newest `minKeepResults` results stay, and so does the whole trailing batch, wherever its results stand.
+    return resultIndices.slice(0, Math.max(0, resultIndices.length - this.minKeepResults)).filter((index) => !batch.has(index));
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { isTool, toolCallsOf } from "../messages/roles";
+import { CALL_BLOCK_TYPES, toolCallsIn } from "../messages/exchanges";
+import { isTool } from "../messages/roles";
 
 /** How each role is named in a transcript handed to a summary model. */
 const ROLE_NAMES: Record<string, string> = { system: "system", human: "user", ai: "assistant", tool: "tool" };
@@ -24,7 +25,7 @@ function blockText(block: unknown): string {
   if (typeof block !== "object" || block === null) return "";
   const fields = block as Record<string, unknown>;
   if (fields.type === "text" && typeof fields.text === "string") return fields.text;
-  if (fields.type === "tool_use" || fields.type === "tool_call") return ""; // rendered from tool_calls
+  if (typeof fields.type === "string" && CALL_BLOCK_TYPES.has(fields.type)) return ""; // rendered with the message's calls
   const url = urlOf(fields);
   const shown = url === undefined ? "" : `: ${url.startsWith("data:") ? `${url.slice(0, MAX_URL_CHARS)}…` : url}`;
   return `<${typeof fields.type === "string" ? fields.type : "attachment"}${shown}>`;
@@ -53,9 +54,14 @@ export function renderTranscript(messages: readonly BaseMessage[]): string {
       } else lines.push(`[${role}]`);
       const text = contentText(message.content);
       if (text !== "") lines.push(text);
-      // Only an AI message has calls (toolCallsOf is empty for the rest).
-      for (const call of toolCallsOf(message)) lines.push(`calls ${call.name}(${JSON.stringify(call.args ?? {})}) with id ${call.id ?? "none"}`);
+      // Every call, in whatever shape its provider put it (toolCallsIn is empty for all but assistant messages).
+      for (const call of toolCallsIn(message)) lines.push(`calls ${call.name ?? "a tool"}(${argumentsText(call.args)}) with id ${call.id ?? "none"}`);
       return lines.join("\n");
     })
     .join("\n\n");
+}
+
+/** A call's arguments as text: raw JSON (or what failed to parse) as it stands, parsed arguments as JSON. */
+export function argumentsText(args: unknown): string {
+  return typeof args === "string" ? args : JSON.stringify(args ?? {});
 }

@@ -1,12 +1,14 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { toolCallsOf, toolCallIdOf } from "../messages/roles";
+import { CALL_BLOCK_TYPES, toolCallsIn } from "../messages/exchanges";
+import { toolCallIdOf } from "../messages/roles";
 
 /**
  * The pieces of a message that a counter charges for, walked once without
  * building an intermediate string. Both built-in counters use this walk, so
  * they agree on what a message contains: its text (string content or text
- * blocks), other blocks as JSON, images as a fixed charge, tool-call names,
- * arguments and ids, `tool_call_id` and `name`.
+ * blocks), other blocks as JSON, images as a fixed charge, every tool call
+ * once (name, arguments and id, in whatever shape its provider put it:
+ * `toolCallsIn`), `tool_call_id` and `name`.
  */
 export interface MessageTextVisitor {
   text(value: string): void;
@@ -22,7 +24,9 @@ function visitBlock(block: unknown, visitor: MessageTextVisitor): void {
   }
   if (typeof block !== "object" || block === null) return;
   const { type, text } = block as { type?: unknown; text?: unknown };
-  if (typeof type === "string" && IMAGE_BLOCK_TYPES.has(type)) {
+  if (typeof type === "string" && CALL_BLOCK_TYPES.has(type)) {
+    // A call block is counted once, as a call, below (the same call often stands in `tool_calls` too).
+  } else if (typeof type === "string" && IMAGE_BLOCK_TYPES.has(type)) {
     visitor.image();
   } else if (typeof text === "string") {
     visitor.text(text);
@@ -39,10 +43,10 @@ export function visitMessageText(message: BaseMessage, visitor: MessageTextVisit
   } else if (Array.isArray(content)) {
     for (const block of content) visitBlock(block, visitor);
   }
-  for (const call of toolCallsOf(message)) {
+  for (const call of toolCallsIn(message)) {
     visitor.text(call.name ?? "");
-    visitor.text(JSON.stringify(call.args ?? {}));
-    if (call.id) visitor.text(call.id);
+    visitor.text(typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {}));
+    if (call.id !== undefined) visitor.text(call.id);
   }
   const toolCallId = toolCallIdOf(message);
   if (toolCallId) visitor.text(toolCallId);

@@ -416,7 +416,7 @@ class LayoutEngine {
             askedTo = ownerIds.length;
             askedFrom = askedTo - added;
           }
-          asks = added > 0 || asksForTools(message, 0) ? 1 : 0;
+          asks = added > 0 || asksForTools(message) ? 1 : 0;
         } else if (role === TOOL) {
           resultId = type === "tool" ? idOfResult(message) : toolCallIdOf(message);
           if (resultId !== undefined) {

@@ -1,6 +1,5 @@
 import { BaseMessage } from "@langchain/core/messages";
 import type { AIMessage, ToolMessage } from "@langchain/core/messages";
-import type { ToolCall } from "@langchain/core/messages/tool";
 
 /**
  * The one place that decides what a message is. Every other module asks
@@ -76,13 +75,6 @@ export function isAI(message: BaseMessage): message is BaseMessage & Partial<Pic
 /** A tool result: a `ToolMessage`, or a `ChatMessage` with role `"tool"` (which carries no `tool_call_id`). */
 export function isTool(message: BaseMessage): message is BaseMessage & Partial<Pick<ToolMessage, "tool_call_id">> {
   return roleOf(message) === "tool";
-}
-
-/** The parsed tool calls of an assistant message (`tool_calls`); an empty list for every other message. */
-export function toolCallsOf(message: BaseMessage): readonly ToolCall[] {
-  if (!isAI(message)) return [];
-  const calls = message.tool_calls;
-  return Array.isArray(calls) ? calls : [];
 }
 
 /** The id a tool result answers, or `undefined` when the store lost it (or a `ChatMessage` never had one). */
