@@ -51,7 +51,7 @@ export async function main(): Promise<HistoryExampleResult> {
     history: store,
     ...BUDGET,
     mode: "commit",
-    onEvict: (removed) => void archive.push(...removed),
+    onEvict: (evicted) => void archive.push(...evicted.map((entry) => entry.message)),
   });
 
   const prompt = ChatPromptTemplate.fromMessages([["system", "You are a brief weather assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);

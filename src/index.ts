@@ -6,7 +6,9 @@
  */
 export { SlidingWindowCompactor } from "./compactors/sliding-window";
 export type { SlidingWindowCompactorOptions } from "./compactors/sliding-window";
-export type { CompactionReport, RewrittenMessage, StageReport } from "./compactors/report";
+export type { CompactionReport, RewrittenMessage, StageReport, StandsFor } from "./compactors/report";
+export { evictionsOf } from "./compactors/evictions";
+export type { EvictedMessage, EvictionCallback, EvictionFate } from "./compactors/evictions";
 export { isCompactor } from "./compactors/compactor";
 export type { Compactor, CompactOptions } from "./compactors/compactor";
 export type { ProtectPredicate } from "./compactors/protection";
@@ -84,7 +86,7 @@ export { applyCompactionView } from "./integrations/view-window";
 export type { CompactionView, ViewAddition } from "./integrations/view-window";
 
 export { CompactingChatMessageHistory, SINGLE_WRITER_CLEAR_AND_ADD } from "./integrations/history";
-export type { CompactingChatMessageHistoryOptions, EvictionCallback, WrappableChatMessageHistory } from "./integrations/history";
+export type { CompactingChatMessageHistoryOptions, WrappableChatMessageHistory } from "./integrations/history";
 export type { MessageRewrite } from "./integrations/message-rewrite";
 export { inMemoryRewrite } from "./integrations/in-memory-rewrite";
 export type { InMemoryHistoryLike } from "./integrations/in-memory-rewrite";

@@ -75,7 +75,7 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
       mode: "commit",
       onEvict: async (removed) => {
         storeDuringEvict = keys(await store.getMessages());
-        evicted.push(...removed);
+        evicted.push(...removed.map((entry) => entry.message));
       },
     });
     const seen = await history.getMessages();
@@ -204,7 +204,7 @@ describe("fault injection during single-writer clear-and-add commits", () => {
         store.failAt = failAt;
         store.applyBeforeFailing = applyBeforeFailing;
         const evicted: BaseMessage[] = [];
-        const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", rewrite: "single-writer-clear-and-add", onEvict: (removed) => void evicted.push(...removed) });
+        const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", rewrite: "single-writer-clear-and-add", onEvict: (removed) => void evicted.push(...removed.map((entry) => entry.message)) });
         let failed = false;
         try {
           await history.getMessages();
@@ -320,7 +320,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
         history: store,
         targetTokens: TARGET,
         mode: "commit",
-        onEvict: (removed) => void evicted.push(...removed),
+        onEvict: (removed) => void evicted.push(...removed.map((entry) => entry.message)),
         rewrite: async (expected, next) => {
           if (!armed) return real(expected, next);
           armed = false;
@@ -362,7 +362,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
         else refused += 1;
         return ok;
       },
-      onEvict: (removed) => void evicted.push(...removed),
+      onEvict: (removed) => void evicted.push(...removed.map((entry) => entry.message)),
     });
     let done = false;
     let compactions = 0;
@@ -534,7 +534,7 @@ describe.each(kinds)("commit mode over $name (atomic rewrite picked by itself)",
           history: await kind.open(id),
           targetTokens: TARGET,
           mode: "commit",
-          onEvict: (removed) => void evicted.push(...removed),
+          onEvict: (removed) => void evicted.push(...removed.map((entry) => entry.message)),
         });
         for (let index = 0; index < perWriter; index += 1) {
           const text = `writer ${writer} message ${index}: ${"the forecast changed again. ".repeat(2)}`;
@@ -585,7 +585,7 @@ describe.each(kinds)("commit mode over $name (atomic rewrite picked by itself)",
         targetTokens: TARGET,
         mode: "commit",
         onEvict: async (removed) => {
-          evicted.push(removed);
+          evicted.push(removed.map((entry) => entry.message));
           evicting += 1;
           if (evicting === 2) bothEvicting.resolve();
           // Both compactors have read the same list before either rewrites.
@@ -705,7 +705,7 @@ describe("the order of calls on one instance", () => {
       mode: "commit",
       onEvict: async (removed) => {
         await tick(10);
-        evicted.push(...removed);
+        evicted.push(...removed.map((entry) => entry.message));
       },
     });
     const [first, second] = await Promise.all([history.getMessages(), history.getMessages()]);
@@ -909,7 +909,7 @@ describe("redisListRewrite: the server-side compare", () => {
       history: store,
       targetTokens: TARGET,
       mode: "commit",
-      onEvict: (removed) => void evicted.push(...removed),
+      onEvict: (removed) => void evicted.push(...removed.map((entry) => entry.message)),
       rewrite: redisListRewrite({ client: racing, sessionId: id }),
     });
     await history.getMessages();
@@ -952,7 +952,7 @@ describe("redisListRewrite: the server-side compare", () => {
         },
       };
       const evicted: BaseMessage[] = [];
-      const doomed = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", onEvict: (r) => void evicted.push(...r), rewrite: redisListRewrite({ client: dying, sessionId: id }) });
+      const doomed = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", onEvict: (r) => void evicted.push(...r.map((entry) => entry.message)), rewrite: redisListRewrite({ client: dying, sessionId: id }) });
       await expect(doomed.getMessages()).rejects.toThrow("killed");
       const after = await store.getMessages();
       const inStore = new Set(keys(after));
@@ -1069,7 +1069,7 @@ describe("postgresRewrite", () => {
           history: store,
           targetTokens: TARGET,
           mode: "commit",
-          onEvict: (r) => void evicted.push(...r),
+          onEvict: (r) => void evicted.push(...r.map((entry) => entry.message)),
           rewrite: postgresRewrite({ pool: dyingPool, tableName: PG_TABLE, sessionId: id }),
         });
         const failed = await doomed.getMessages().then(

@@ -74,9 +74,9 @@ describe("stageReport", () => {
       strategy: "mine", input, messages: output, removed: [input[2]!], rewritten: [], added: [], tokensBefore: 50, tokensAfter: 40,
     });
     expect(report).toEqual({
-      strategy: "mine", messages: output, removed: [input[2]], rewritten: [], added: [], tokensBefore: 50, tokensAfter: 40,
+      strategy: "mine", messages: output, removed: [input[2]], rewritten: [], added: [], standsFor: [], tokensBefore: 50, tokensAfter: 40,
       keptCount: 3, note: null, stepsTrimmed: false,
-      stages: [{ strategy: "mine", messages: output, removed: [input[2]], rewritten: [], added: [], tokensBefore: 50, tokensAfter: 40 }],
+      stages: [{ strategy: "mine", messages: output, removed: [input[2]], rewritten: [], added: [], standsFor: [], tokensBefore: 50, tokensAfter: 40 }],
     });
     // The stage entry is its own object: a caller that edits the report's top level does not edit its stage.
     report.tokensAfter = 0;
@@ -85,9 +85,9 @@ describe("stageReport", () => {
 
   test("the unchanged report: no messages, nothing done, every message kept, the same count before and after", () => {
     expect(unchangedReport("mine", input, 33)).toEqual({
-      strategy: "mine", messages: null, removed: [], rewritten: [], added: [], tokensBefore: 33, tokensAfter: 33,
+      strategy: "mine", messages: null, removed: [], rewritten: [], added: [], standsFor: [], tokensBefore: 33, tokensAfter: 33,
       keptCount: 4, note: null, stepsTrimmed: false,
-      stages: [{ strategy: "mine", messages: null, removed: [], rewritten: [], added: [], tokensBefore: 33, tokensAfter: 33 }],
+      stages: [{ strategy: "mine", messages: null, removed: [], rewritten: [], added: [], standsFor: [], tokensBefore: 33, tokensAfter: 33 }],
     });
   });
 });

@@ -159,10 +159,12 @@ describe("the report", () => {
         removed: report.removed,
         rewritten: [],
         added: [report.note],
+        standsFor: [{ added: report.note, originals: report.removed }],
         tokensBefore: report.tokensBefore,
         tokensAfter: report.tokensAfter,
       },
     ]);
+    expect(report.standsFor).toEqual([{ added: report.note, originals: [messages[1], messages[2]] }]);
   });
 });
 

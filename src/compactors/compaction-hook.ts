@@ -257,6 +257,7 @@ export class CompactionHook {
       removed: [],
       rewritten: [],
       added: [],
+      standsFor: [],
       note: null,
       keptCount: messages.length,
       stepsTrimmed: false,

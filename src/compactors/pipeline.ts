@@ -112,12 +112,20 @@ export class CompactionPipeline implements Compactor {
     let stepsTrimmed = false;
     // Where every message of the current list came from: an input message (itself, or the one it rewrites) or a stage.
     const origin = new Map<BaseMessage, Origin>();
+    // What took the place of each message a stage rewrote or removed: its stand-in, the added message standing for
+    // it, or `null` for nothing. Followed from an input message, it leads to what stands for it in the result.
+    const next = new Map<BaseMessage, BaseMessage | null>();
     /** Takes in one stage's report; whether the list now fits. */
     const accept = async (report: CompactionReport, tokens: (messages: BaseMessage[]) => Promise<number> | number): Promise<boolean> => {
       stages.push(...stageEntries(report));
       if (report.messages === null) return false;
-      for (const { original, replacement } of report.rewritten) origin.set(replacement, origin.get(original) ?? original);
+      for (const { original, replacement } of report.rewritten) {
+        origin.set(replacement, origin.get(original) ?? original);
+        next.set(original, replacement);
+      }
       for (const message of report.added) origin.set(message, ADDED);
+      for (const message of report.removed) if (!next.has(message)) next.set(message, null);
+      for (const { added, originals } of report.standsFor ?? []) for (const message of originals) next.set(message, added);
       if (report.note !== null) note = report.note;
       stepsTrimmed ||= report.stepsTrimmed;
       current = report.messages;
@@ -140,9 +148,9 @@ export class CompactionPipeline implements Compactor {
       }
     }
     if (current === messages) {
-      return { strategy: STRATEGY, messages: null, removed: [], rewritten: [], added: [], tokensBefore, tokensAfter: tokensBefore, keptCount: messages.length, note: null, stepsTrimmed: false, stages };
+      return { strategy: STRATEGY, messages: null, removed: [], rewritten: [], added: [], standsFor: [], tokensBefore, tokensAfter: tokensBefore, keptCount: messages.length, note: null, stepsTrimmed: false, stages };
     }
-    const merged = mergeOutcome(messages, current, origin);
+    const merged = mergeOutcome(messages, current, origin, next);
     return {
       strategy: STRATEGY,
       messages: current,
@@ -185,21 +193,23 @@ export class CompactionPipeline implements Compactor {
 /** A stage's entries in the pipeline's `stages`: a nested pipeline contributes its own stages. */
 function stageEntries(report: CompactionReport): StageReport[] {
   if (report.strategy === STRATEGY) return report.stages;
-  const { strategy, messages, removed, rewritten, added, tokensBefore, tokensAfter } = report;
-  return [{ strategy, messages, removed, rewritten, added, tokensBefore, tokensAfter }];
+  const { strategy, messages, removed, rewritten, added, standsFor = [], tokensBefore, tokensAfter } = report;
+  return [{ strategy, messages, removed, rewritten, added, standsFor, tokensBefore, tokensAfter }];
 }
 
 /**
- * `removed`, `rewritten` and `added` of the whole run, from where each
- * message of the final list came from. The same object may stand in a list
- * more than once (stores hand such lists back), so input messages are
+ * `removed`, `rewritten`, `added` and `standsFor` of the whole run, from
+ * where each message of the final list came from and what took the place of
+ * each message a stage rewrote or removed. The same object may stand in a
+ * list more than once (stores hand such lists back), so input messages are
  * accounted for by occurrence.
  */
 function mergeOutcome(
   input: readonly BaseMessage[],
   output: readonly BaseMessage[],
   origin: ReadonlyMap<BaseMessage, Origin>,
-): Pick<StageReport, "removed" | "rewritten" | "added"> {
+  next: ReadonlyMap<BaseMessage, BaseMessage | null>,
+): Required<Pick<StageReport, "removed" | "rewritten" | "added" | "standsFor">> {
   const accounted = new Map<BaseMessage, number>();
   const replacements = new Map<BaseMessage, BaseMessage[]>();
   const added: BaseMessage[] = [];
@@ -228,5 +238,21 @@ function mergeOutcome(
     const replacement = replacements.get(message)?.shift();
     if (replacement !== undefined) rewritten.push({ original: message, replacement });
   }
-  return { removed, rewritten, added };
+  // A removed input message is stood for by what its chain of replacements ends at in the result, if anything.
+  const inOutput = new Set(output);
+  const originalsOf = new Map<BaseMessage, BaseMessage[]>();
+  for (const message of removed) {
+    let current: BaseMessage | null | undefined = message;
+    const seen = new Set<BaseMessage>();
+    while (current != null && !inOutput.has(current) && !seen.has(current)) {
+      seen.add(current);
+      current = next.get(current);
+    }
+    if (current == null || !inOutput.has(current) || origin.get(current) !== ADDED) continue;
+    const list = originalsOf.get(current);
+    if (list === undefined) originalsOf.set(current, [message]);
+    else list.push(message);
+  }
+  const standsFor = added.filter((message) => originalsOf.has(message)).map((message) => ({ added: message, originals: originalsOf.get(message)! }));
+  return { removed, rewritten, added, standsFor };
 }

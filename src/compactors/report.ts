@@ -8,6 +8,18 @@ export interface RewrittenMessage {
   replacement: BaseMessage;
 }
 
+/**
+ * An added message that stands for removed ones: a summary and the messages
+ * it summarizes, an omission note and the messages it counts. Lets a caller
+ * link what left a conversation to what replaced it (an archive, `onEvict`).
+ */
+export interface StandsFor {
+  /** The added message, as it stands in the result. */
+  added: BaseMessage;
+  /** The input messages it stands for, in their original order; each of them is in `removed`. */
+  originals: BaseMessage[];
+}
+
 /** What one strategy did: the part of a report every stage of a pipeline gives. */
 export interface StageReport {
   /** The strategy that ran, as in `response_metadata.compaction.strategy` (`"sliding_window"`, ...); `"pipeline"` for a pipeline's own report. */
@@ -20,6 +32,14 @@ export interface StageReport {
   rewritten: RewrittenMessage[];
   /** Messages the compaction added (omission notes, summaries), in their order in the result. */
   added: BaseMessage[];
+  /**
+   * For each added message that stands for removed ones, which: a summary
+   * for the messages it summarizes, the omission note for every message
+   * removed. A removed message listed under none had nothing put in its place.
+   * Every report of this library's compactors has it; a compactor of your
+   * own may leave it out, which reads as empty.
+   */
+  standsFor?: StandsFor[];
   /** Tokens of the whole input (`NaN` where `compact` skipped counting it). */
   tokensBefore: number;
   /** Tokens of the result, added messages included; equal to `tokensBefore` when nothing changed. */

@@ -214,7 +214,7 @@ export class SlidingWindowCompactor implements Compactor {
     const allIndices = () => messages.keys();
     const unchanged = (): CompactionReport => {
       const tokens = tokensOf(allIndices());
-      return withStage({ messages: null, removed: [], rewritten: [], added: [], keptCount: messages.length, note: null, stepsTrimmed: false, tokensBefore: tokens, tokensAfter: tokens });
+      return withStage({ messages: null, removed: [], rewritten: [], added: [], standsFor: [], keptCount: messages.length, note: null, stepsTrimmed: false, tokensBefore: tokens, tokensAfter: tokens });
     };
     if (selection.fits) return unchanged();
 
@@ -251,6 +251,8 @@ export class SlidingWindowCompactor implements Compactor {
       removed,
       rewritten: [],
       added: note === null ? [] : [note],
+      // The note stands for everything removed, earlier notes included (it folds their counts in).
+      standsFor: note === null || !fullReport ? [] : [{ added: note, originals: removed }],
       keptCount: kept.length,
       note,
       stepsTrimmed: selection.stepsTrimmed,
@@ -301,11 +303,11 @@ export class SlidingWindowCompactor implements Compactor {
 
 /** A sliding-window report, which is its own one stage. */
 function withStage(report: Omit<CompactionReport, "strategy" | "stages">): CompactionReport {
-  const { messages, removed, rewritten, added, tokensBefore, tokensAfter } = report;
+  const { messages, removed, rewritten, added, standsFor, tokensBefore, tokensAfter } = report;
   return {
     strategy: SLIDING_WINDOW_STRATEGY,
     ...report,
-    stages: [{ strategy: SLIDING_WINDOW_STRATEGY, messages, removed, rewritten, added, tokensBefore, tokensAfter }],
+    stages: [{ strategy: SLIDING_WINDOW_STRATEGY, messages, removed, rewritten, added, standsFor, tokensBefore, tokensAfter }],
   };
 }
 

@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { CompactionReport, RewrittenMessage } from "./report";
+import type { CompactionReport, RewrittenMessage, StandsFor } from "./report";
 
 /** What a rewriting or summarizing stage did, before it is shaped into a report. */
 export interface StageOutcome {
@@ -10,14 +10,16 @@ export interface StageOutcome {
   removed: BaseMessage[];
   rewritten: RewrittenMessage[];
   added: BaseMessage[];
+  /** Which removed messages each added message stands for (see `StageReport.standsFor`). Default: none. */
+  standsFor?: StandsFor[];
   tokensBefore: number;
   tokensAfter: number;
 }
 
 /** A report of a stage other than the sliding window: it writes no omission note and trims no steps of its own. */
 export function stageReport(outcome: StageOutcome): CompactionReport {
-  const { strategy, input, messages, removed, rewritten, added, tokensBefore, tokensAfter } = outcome;
-  const stage = { strategy, messages, removed, rewritten, added, tokensBefore, tokensAfter };
+  const { strategy, input, messages, removed, rewritten, added, standsFor = [], tokensBefore, tokensAfter } = outcome;
+  const stage = { strategy, messages, removed, rewritten, added, standsFor, tokensBefore, tokensAfter };
   return {
     ...stage,
     keptCount: input.length - removed.length,

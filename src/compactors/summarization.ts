@@ -228,13 +228,20 @@ export class SummarizationCompactor implements Compactor {
       total: tokensBefore,
       pinned: pinnedInput === null ? null : Array.from(pinnedInput, (flag) => flag === 1),
     };
-    const written = new Set<BaseMessage>();
+    // Each summary written by this compaction, with the input messages it stands for (a summary that folds one
+    // written earlier in the same compaction stands for that one's messages).
+    const written = new Map<BaseMessage, BaseMessage[]>();
     while (working.total > targetTokens) {
       const plan = this.plan(working, targetTokens);
       if (plan === null) break;
       const next = await this.summarize(working, plan, counter, signal);
       if (next === null) break;
-      written.add(next.messages[plan.indices[0]!]!);
+      const originals = plan.indices.flatMap((index) => {
+        const replaced = working.messages[index]!;
+        return written.get(replaced) ?? [replaced];
+      });
+      for (const index of plan.indices) written.delete(working.messages[index]!);
+      written.set(next.messages[plan.indices[0]!]!, originals);
       working = next;
     }
     if (working.messages === messages) return unchangedReport(STRATEGY, messages, tokensBefore);
@@ -254,6 +261,7 @@ export class SummarizationCompactor implements Compactor {
       removed,
       rewritten: [],
       added: working.messages.filter((message) => written.has(message)),
+      standsFor: [...written].map(([added, originals]) => ({ added, originals: inInputOrder(messages, originals) })),
       tokensBefore,
       tokensAfter: working.total,
     });
@@ -379,4 +387,18 @@ function summaryMessage(text: string, plan: SummaryPlan): HumanMessage {
     content: `<conversation_summary>\n${text}\n</conversation_summary>`,
     response_metadata: { [COMPACTION_METADATA_KEY]: compaction },
   });
+}
+
+/** `subset` in the order its messages stand in `input` (a message standing twice in the input is listed as often as it is in `subset`). */
+function inInputOrder(input: readonly BaseMessage[], subset: readonly BaseMessage[]): BaseMessage[] {
+  const left = new Map<BaseMessage, number>();
+  for (const message of subset) left.set(message, (left.get(message) ?? 0) + 1);
+  const ordered: BaseMessage[] = [];
+  for (const message of input) {
+    const count = left.get(message) ?? 0;
+    if (count === 0) continue;
+    ordered.push(message);
+    left.set(message, count - 1);
+  }
+  return ordered;
 }

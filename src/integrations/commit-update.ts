@@ -43,8 +43,20 @@ function describeMessage(message: BaseMessage): string {
  * state's messages (no compactor does; the reducer could not express it).
  */
 export function commitUpdate(input: readonly BaseMessage[], report: CompactionReport): BaseMessage[] {
+  return commitPlan(input, report).update;
+}
+
+/** A {@link commitUpdate} and, for each message the compaction added, the message written for it (`null`: left out). */
+export interface CommitPlan {
+  update: BaseMessage[];
+  writtenAs: Map<BaseMessage, BaseMessage | null>;
+}
+
+/** {@link commitUpdate}, telling also under which id each added message is written (see there). */
+export function commitPlan(input: readonly BaseMessage[], report: CompactionReport): CommitPlan {
+  const writtenAs = new Map<BaseMessage, BaseMessage | null>();
   const compacted = report.messages;
-  if (compacted === null) return [];
+  if (compacted === null) return { update: [], writtenAs };
   const positionOf = new Map<BaseMessage, number>();
   const positionById = new Map<string, number>();
   input.forEach((message, index) => {
@@ -99,16 +111,21 @@ export function commitUpdate(input: readonly BaseMessage[], report: CompactionRe
       const candidate = removed[cursor];
       if (candidate === undefined || candidate >= next) {
         // No removed message stands here: a note anywhere else could split an exchange, so it is left out.
-        if (isCompactionNote(message)) continue;
-        return [];
+        if (isCompactionNote(message)) {
+          writtenAs.set(message, null);
+          continue;
+        }
+        return { update: [], writtenAs: new Map() };
       }
       hosts.add(candidate);
-      placed.push(withId(message, input[candidate]!.id!));
+      const written = withId(message, input[candidate]!.id!);
+      writtenAs.set(message, written);
+      placed.push(written);
       cursor += 1;
     }
   }
   const removals = removed.filter((index) => !hosts.has(index)).map((index) => new RemoveMessage({ id: input[index]!.id! }));
-  return [...removals, ...rewrites, ...placed];
+  return { update: [...removals, ...rewrites, ...placed], writtenAs };
 }
 
 /** The first kept position after `after`, or the length when none. */

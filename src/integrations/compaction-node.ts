@@ -2,9 +2,11 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { raceAbort } from "../compactors/abort";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead } from "../compactors/compaction-hook";
+import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
+import type { EvictionCallback } from "../compactors/evictions";
 import { assertConversation } from "../compactors/sliding-window";
 import { describeValue } from "../errors";
-import { commitUpdate } from "./commit-update";
+import { commitPlan } from "./commit-update";
 import { advanceCompactionView, viewOfShown } from "./view-window";
 import type { CompactionView } from "./view-window";
 
@@ -58,6 +60,15 @@ export interface CompactionNodeOptions extends CompactionHookOptions, RequestOve
    * messages from state and puts the omission note in their place.
    */
   mode?: "view" | "commit";
+  /**
+   * `"commit"` mode: called, and awaited, before the node returns its update,
+   * with every message the update takes out of the state (removed, summarized,
+   * pruned or offloaded), each with what stands for it afterwards. If it
+   * throws or rejects, the node does too and the state keeps its messages.
+   * (The checkpointer keeps earlier checkpoints anyway; this is for an archive
+   * of your own.) Not with `"view"` mode, which takes nothing out.
+   */
+  onEvict?: EvictionCallback;
 }
 
 /** The state the node reads. */
@@ -115,10 +126,11 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`createCompactionNode options must be an object, got ${describeValue(options)}`);
   }
-  const { mode = "view", tools, systemMessage, extraTokens, ...hookOptions } = options;
+  const { mode = "view", tools, systemMessage, extraTokens, onEvict, ...hookOptions } = options;
   if (mode !== "view" && mode !== "commit") {
     throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
+  assertEvictionCallback(onEvict, mode);
   const hook = new CompactionHook(hookOptions);
   // Tools and prompt are fixed for the node's life: count them once, and fail now if they are bad.
   const overheadPromise = hook.overheadTokens({ tools, systemMessage, extraTokens });
@@ -155,6 +167,11 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
     }
     const report = await hook.run(messages, await overhead(signal), runOptions);
     if (report === null || report.messages === null) return {};
-    return { messages: commitUpdate(messages, report) };
+    const { update, writtenAs } = commitPlan(messages, report);
+    if (onEvict !== undefined && update.length > 0) {
+      const evicted = evictionsOf(messages, report, writtenAs);
+      if (evicted.length > 0) await onEvict(evicted);
+    }
+    return { messages: update };
   };
 }

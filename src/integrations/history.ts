@@ -4,6 +4,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { raceAbort } from "../compactors/abort";
 import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
 import type { Compactor } from "../compactors/compactor";
+import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
+import type { EvictedMessage, EvictionCallback } from "../compactors/evictions";
 import type { CompactionReport } from "../compactors/report";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
@@ -33,8 +35,6 @@ function isWrappableHistory(value: unknown): value is WrappableChatMessageHistor
   return HISTORY_METHODS.every((method) => typeof record[method] === "function");
 }
 
-/** Receives messages a commit is about to delete from the store. */
-export type EvictionCallback = (removed: BaseMessage[]) => void | Promise<void>;
 
 /**
  * The `rewrite` value that opts in, by name, to committing with `clear()` +
@@ -62,7 +62,13 @@ export interface CompactingChatMessageHistoryOptions {
   minGainTokens?: number;
   /** `"view"` (default): reads are compacted, the store never changes. `"commit"`: the store is rewritten. */
   mode?: "view" | "commit";
-  /** Commit mode: called with the removed messages, and awaited, before the store is touched. */
+  /**
+   * Commit mode: called, and awaited, before the store is touched, with
+   * every message the commit takes out of the store (removed, summarized,
+   * pruned or offloaded), each with what stands for it afterwards (see
+   * {@link EvictedMessage}). If it throws or rejects, nothing is written. Not
+   * with view mode, which never takes anything out.
+   */
   onEvict?: EvictionCallback;
   /** Default `approximateTokenCounter`. */
   tokenCounter?: TokenCounterLike;
@@ -100,7 +106,7 @@ export interface CompactingChatMessageHistoryOptions {
  *   stored list afresh, so any process reading the same session sees the same
  *   view.
  * - `"commit"` rewrites the store to the compacted list: (1) read; (2)
- *   compact; (3) `onEvict(removed)` is awaited, and if it throws or rejects
+ *   compact; (3) `onEvict(evicted)` is awaited, and if it throws or rejects
  *   the store is untouched; (4) one atomic {@link MessageRewrite} replaces the
  *   messages read in (1) by the compacted list if they are still the oldest
  *   ones. Messages appended meanwhile (by anyone) stay behind it; if another
@@ -146,7 +152,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       throw new TypeError(`\`history\` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got ${describeValue(history)}`);
     }
     if (mode !== "view" && mode !== "commit") throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
-    if (onEvict !== undefined && typeof onEvict !== "function") throw new TypeError(`\`onEvict\` must be a function, got ${describeValue(onEvict)}`);
+    assertEvictionCallback(onEvict, mode);
     if (rewrite !== undefined && typeof rewrite !== "function" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
       throw new TypeError(`\`rewrite\` must be a MessageRewrite function or "${SINGLE_WRITER_CLEAR_AND_ADD}", got ${describeValue(rewrite)}`);
     }
@@ -261,7 +267,10 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
 
   private async commit(stored: BaseMessage[], report: CompactionReport): Promise<BaseMessage[]> {
     const compacted = report.messages!;
-    if (this.onEvict) await this.onEvict([...report.removed]);
+    if (this.onEvict) {
+      const evicted = evictionsOf(stored, report);
+      if (evicted.length > 0) await this.onEvict(evicted);
+    }
     if (this.rewrite) {
       if (await this.rewrite(stored, compacted)) return [...(await this.history.getMessages())];
       // The oldest messages changed under us (another compactor, or a clear): its result stands; show ours of it.

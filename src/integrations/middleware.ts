@@ -14,8 +14,10 @@ import { z } from "zod/v4";
 import { raceAbort } from "../compactors/abort";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead, ToolLike } from "../compactors/compaction-hook";
+import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
+import type { EvictionCallback } from "../compactors/evictions";
 import { describeValue } from "../errors";
-import { commitUpdate } from "./commit-update";
+import { commitPlan } from "./commit-update";
 import { advanceCompactionView } from "./view-window";
 import type { CompactionView } from "./view-window";
 
@@ -31,6 +33,14 @@ export interface CompactionMiddlewareOptions extends CompactionHookOptions {
    * their place.
    */
   mode?: CompactionMiddlewareMode;
+  /**
+   * `"commit"` mode: called, and awaited, before the update is returned, with
+   * every message it takes out of the agent's state (removed, summarized,
+   * pruned or offloaded), each with what stands for it afterwards. If it
+   * throws or rejects, the model call fails and the state keeps its messages.
+   * Not with `"view"` mode, which takes nothing out.
+   */
+  onEvict?: EvictionCallback;
 }
 
 /** The middleware's name, as it shows in traces and errors. */
@@ -96,10 +106,11 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`compactionMiddleware options must be an object, got ${describeValue(options)}`);
   }
-  const { mode = "view", ...hookOptions } = options;
+  const { mode = "view", onEvict, ...hookOptions } = options;
   if (mode !== "view" && mode !== "commit") {
     throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
+  assertEvictionCallback(onEvict, mode);
   const hook = new CompactionHook(hookOptions);
   const measure = overheadMeter(hook);
 
@@ -134,7 +145,12 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
       const signal = runtime?.signal;
       const report = await hook.run(state.messages, { extraTokens: state._compactionOverhead ?? 0 }, signal === undefined ? {} : { signal });
       if (report === null || report.messages === null) return undefined;
-      return { messages: commitUpdate(state.messages, report) };
+      const { update, writtenAs } = commitPlan(state.messages, report);
+      if (onEvict !== undefined && update.length > 0) {
+        const evicted = evictionsOf(state.messages, report, writtenAs);
+        if (evicted.length > 0) await onEvict(evicted);
+      }
+      return { messages: update };
     },
     wrapModelCall: async (request, handler) => {
       const overhead = await raceAbort(measure({ tools: request.tools, systemMessage: request.systemMessage }), request.runtime?.signal);
