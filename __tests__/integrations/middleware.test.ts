@@ -11,10 +11,11 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod/v4";
-import { approximateTokenCounter, isCompactionNote } from "../../src";
+import { approximateTokenCounter, isCompactionMessage, isCompactionNote, SummarizationCompactor } from "../../src";
 import type { CompactionView } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { CompactionMiddlewareOptions } from "../../src/integrations/middleware";
+import { anthropicModel } from "../support/provider-wire";
 import { ScriptedAgentModel, toolPairingProblems } from "../support/scripted-model-agent";
 import type { ScriptedCall } from "../support/scripted-model-agent";
 
@@ -212,6 +213,46 @@ describe("compactionMiddleware, commit mode", () => {
       expect(model.requestTokens(call)!).toBeLessThan(TRIGGER);
     });
     expect(model.calls.filter((call) => call.messages.some((m) => isCompactionNote(m))).length).toBeGreaterThan(0);
+  });
+});
+
+describe("compactionMiddleware, commit mode, with a summary model that thinks", () => {
+  const SECRET = "SECRET-REASONING about the weather";
+  const thinking = { type: "thinking", thinking: SECRET, signature: "sig" };
+
+  /** 20 turns in commit mode whose only stage is a summary by ChatAnthropic with thinking, answering `content` offline. */
+  async function run(content: unknown[], thread: string) {
+    const summaries = anthropicModel(content, { maxTokens: 8000, thinking: { type: "enabled", budget_tokens: 2048 } });
+    const { agent } = buildAgent(scriptedModel(), new MemorySaver(), { mode: "commit", compactor: new SummarizationCompactor({ model: summaries.model }) });
+    await runTurns(agent, thread, 0, 20);
+    const history = (await agent.graph.getState({ configurable: { thread_id: thread } })).values.messages as BaseMessage[];
+    return { history, requests: summaries.requests };
+  }
+
+  test("a reply of thinking alone is no summary: the state keeps every message", async () => {
+    const { history, requests } = await run([thinking], "thinking-only");
+    // Compaction was due and the summary model was asked, every time it was due.
+    expect(requests.length).toBeGreaterThan(1);
+    expect(history).toHaveLength(20 * 4);
+    expect(history.map((message) => message.id).filter((id) => id?.startsWith("task-"))).toEqual(Array.from({ length: 20 }, (_, turn) => `task-${turn}`));
+    expect(history.some((message) => isCompactionMessage(message))).toBe(false);
+    expect(history.some((message) => JSON.stringify(message.content).includes(SECRET) || JSON.stringify(message.content).includes("<thinking>"))).toBe(false);
+    expect(toolPairingProblems(history)).toEqual([]);
+  });
+
+  test("the same run with text after the thinking is summarized, with the text alone; every request keeps the budget below max_tokens", async () => {
+    const { history, requests } = await run([thinking, { type: "text", text: "## Objective\n- weather of many cities" }], "thinking-and-text");
+    expect(history.length).toBeLessThan(20 * 4);
+    const summaries = history.filter((message) => isCompactionMessage(message));
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const summary of summaries) expect(summary.content).toBe("<conversation_summary>\n## Objective\n- weather of many cities\n</conversation_summary>");
+    expect(history.some((message) => JSON.stringify(message.content).includes(SECRET))).toBe(false);
+    expect(requests.length).toBeGreaterThan(0);
+    for (const { body } of requests) {
+      const budget = (body.thinking as { budget_tokens: number }).budget_tokens;
+      expect(budget).toBe(2048);
+      expect(body.max_tokens as number).toBeGreaterThan(budget);
+    }
   });
 });
 

@@ -162,6 +162,35 @@ describe("holding a summary model to maxSummaryTokens", () => {
     const ignores = new Ignores();
     expect(withOutputLimit(ignores, 300)).toEqual({ model: ignores, bounded: false });
   });
+
+  test("a model whose request parameters cannot be read (invocationParams throws or answers no object) is used as it is", () => {
+    for (const answer of [() => { throw new Error("invalid settings"); }, () => "params", () => null]) {
+      const model = Object.assign(new LimitedModel({ maxTokens: 4000 }), { invocationParams: answer });
+      const built = LimitedModel.built;
+      expect(withOutputLimit(model, 300)).toEqual({ model, bounded: false });
+      expect(LimitedModel.built).toBe(built);
+    }
+  });
+
+  test("a copy whose request does not carry the limit is not used", () => {
+    // Request parameters read from a field the copy does not set (as a max_tokens in invocationKwargs would win).
+    class Pinned extends LimitedModel {
+      invocationParams() {
+        return { max_tokens: 5000 };
+      }
+    }
+    const model = new Pinned({ maxTokens: 4000 });
+    expect(withOutputLimit(model, 300)).toEqual({ model, bounded: false });
+    class Follows extends LimitedModel {
+      invocationParams() {
+        return { max_tokens: this.maxTokens };
+      }
+    }
+    const follows = new Follows({ maxTokens: 4000 });
+    const bounded = withOutputLimit(follows, 300);
+    expect(bounded.bounded).toBe(true);
+    expect(bounded.model.maxTokens).toBe(300);
+  });
 });
 
 describe("SummarizationCompactor options", () => {

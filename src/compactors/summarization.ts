@@ -9,6 +9,7 @@ import { COMPACTION_METADATA_KEY, isSummaryMessage } from "../messages/compactio
 import type { SummaryMetadata } from "../messages/compaction-metadata";
 import { layoutConversation } from "../messages/layout";
 import type { MessageGroup } from "../messages/layout";
+import { replyKinds, replyText } from "../messages/reply-text";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { withOutputLimit } from "./bounded-model";
 import type { CompactOptions, Compactor } from "./compactor";
@@ -18,7 +19,7 @@ import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
 import { assertConversation } from "./sliding-window";
 import { stageReport, unchangedReport } from "./stage-report";
-import { contentText, renderTranscript } from "./transcript";
+import { renderTranscript } from "./transcript";
 
 /** The `strategy` of summaries and of this stage's reports. */
 const STRATEGY = "summarization";
@@ -75,14 +76,26 @@ export interface SummarizationCompactorOptions {
   minKeepSteps?: number;
   /**
    * The size a summary may take, in tokens: room is made for it, and the
-   * model is held to it where its class takes an output limit (`maxTokens`,
-   * `maxOutputTokens`); the prompt states it in any case. Default `1024`.
+   * prompt states it. Default `1024`.
+   *
+   * The model is also held to it where its class takes an output limit
+   * (`maxTokens`, `maxOutputTokens`), on a copy (the model given is not
+   * changed), in a request the provider accepts. An output limit covers a
+   * model's hidden reasoning too, so: a model that does not reason gets
+   * `maxSummaryTokens`; one that reasons within a token budget (Anthropic
+   * `thinking: { type: "enabled", budget_tokens }`, Gemini
+   * `thinkingConfig.thinkingBudget`) gets the budget plus `maxSummaryTokens`,
+   * never more than its own limit; one whose reasoning has no budget
+   * (Anthropic adaptive thinking, OpenAI reasoning models, Gemini dynamic
+   * thinking or a `thinkingLevel`) keeps its own limit, and then only the
+   * prompt and the rule that a summary must be smaller than what it replaces
+   * bound the summary.
    */
   maxSummaryTokens?: number;
   /** What the model is told to keep. Default {@link DEFAULT_SUMMARY_INSTRUCTION}; the size limit is appended. */
   instruction?: string;
   /**
-   * Whether a failed summary (the model threw, answered nothing, or answered
+   * Whether a failed summary (the model threw, answered no text, or answered
    * with more than it replaces) rejects. Default `false`: the compaction
    * returns what earlier summaries achieved, or `null`, and a next pipeline
    * stage can act. An abort always rejects.
@@ -103,7 +116,12 @@ export class SummarizationError extends Error {
   override readonly name = "SummarizationError";
   constructor(
     message: string,
-    /** `"empty"`: the model answered no text; `"too_large"`: the summary is no smaller than what it replaces; `"not_a_message"`: the model answered something else. */
+    /**
+     * `"empty"`: the model answered no text (nothing, whitespace, or only
+     * reasoning, images, files, tool calls or a refusal);
+     * `"too_large"`: the summary is no smaller than what it replaces;
+     * `"not_a_message"`: the model answered something else.
+     */
     readonly reason: "empty" | "too_large" | "not_a_message",
   ) {
     super(message);
@@ -139,10 +157,13 @@ interface Working {
  * `response_metadata.compaction = { strategy: "summarization",
  * summarized_messages, source }`.
  *
- * Transactional: messages go only when their summary came back non-empty and
- * smaller than they are. When a summary fails, the compaction stops there and
- * returns what the summaries before it achieved (or `null`): never an error
- * text as a summary, never history deleted without one.
+ * Transactional: messages go only when their summary came back as text and
+ * smaller than they are. Only the text of the model's reply counts (its text
+ * blocks, or its string content): reasoning, images, files, tool calls and
+ * refusals are no summary, and never part of one. When a summary fails, the
+ * compaction stops there and returns what the summaries before it achieved
+ * (or `null`): never an error text as a summary, never history deleted
+ * without one.
  *
  * @example
  * ```ts
@@ -374,8 +395,12 @@ export class SummarizationCompactor implements Compactor {
     if (!BaseMessage.isInstance(reply)) {
       throw new SummarizationError(`the summary model answered ${describeValue(reply)}, not a message`, "not_a_message");
     }
-    const text = contentText(reply.content).trim();
-    if (text === "") throw new SummarizationError("the summary model answered no text", "empty");
+    // Only the reply's text is a summary: never its reasoning, nor a placeholder of an image.
+    const text = replyText(reply).trim();
+    if (text === "") {
+      const held = replyKinds(reply);
+      throw new SummarizationError(`the summary model answered no text${held.length === 0 ? "" : ` (its reply held: ${held.join(", ")})`}`, "empty");
+    }
     return text;
   }
 }
