@@ -7,13 +7,14 @@ import { defineConfig } from "tsdown";
  * package share one copy of `@langchain/core` (its classes, its `isInstance`
  * markers), and so does a CommonJS app. Every dependency and peer stays
  * external (tsdown's default for `dependencies` and `peerDependencies`);
- * the three entries share their common code through chunks within each format.
+ * the entries share their common code through chunks within each format.
  */
 export default defineConfig({
   entry: {
     index: "src/index.ts",
     langgraph: "src/integrations/langgraph.ts",
     middleware: "src/integrations/middleware.ts",
+    testing: "src/testing/index.ts",
   },
   format: ["esm", "cjs"],
   platform: "node",

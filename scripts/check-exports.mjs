@@ -12,6 +12,7 @@ const expected = ["SlidingWindowCompactor", "isCompactionNote", "approximateToke
 const subpaths = {
   "langchain-compaction/langgraph": ["createCompactionNode", "CompactionAnnotation", "CompactionGraphAnnotation"],
   "langchain-compaction/middleware": ["compactionMiddleware"],
+  "langchain-compaction/testing": ["ScriptedChatModel"],
 };
 const coreLoadedAsCommonJS = () => Object.keys(require.cache).filter((path) => path.includes("@langchain/core"));
 
