@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { raceAbort } from "../compactors/abort";
-import { CompactionHook } from "../compactors/compaction-hook";
+import { carriedOverhead, CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead } from "../compactors/compaction-hook";
 import { assertConversation } from "../compactors/sliding-window";
 import { describeValue } from "../errors";
@@ -120,7 +120,9 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
     throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
   const hook = new CompactionHook(hookOptions);
-  // Tools and prompt are fixed for the node's life: count them once, and fail now if they are bad.
+  // Tools and prompt are fixed for the node's life: a bad one throws now (counting is async, and its own check
+  // would only reject at the first call), and they are counted once.
+  carriedOverhead({ tools, systemMessage, extraTokens });
   const overheadPromise = hook.overheadTokens({ tools, systemMessage, extraTokens });
   overheadPromise.catch(() => undefined);
   const overhead = async (signal: AbortSignal | undefined): Promise<RequestOverhead> => ({ extraTokens: await raceAbort(overheadPromise, signal) });

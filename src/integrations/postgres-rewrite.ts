@@ -1,7 +1,7 @@
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { comparableForm, namespaceOf } from "./message-rewrite";
+import { assertRewriteLists, comparableForm, namespaceOf } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** A result row set: the part of `pg`'s `QueryResult` this helper reads. */
@@ -121,6 +121,7 @@ export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
   // The store creates its table lazily; its own (TypeScript-private) method knows the layout.
   const ensureTable = (history as unknown as { ensureTable?: () => Promise<void> }).ensureTable;
   return async (expected, next) => {
+    assertRewriteLists(expected, next);
     if (typeof ensureTable === "function") await ensureTable.call(history);
     const want = comparableForm(expected);
     const values = mapChatMessagesToStoredMessages([...next]).map(rowValue);

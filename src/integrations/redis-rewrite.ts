@@ -1,7 +1,7 @@
 import { mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
-import { describeValue } from "../errors";
-import { namespaceOf, storedForm } from "./message-rewrite";
+import { assertWholeNumber, describeValue } from "../errors";
+import { assertRewriteLists, namespaceOf, storedForm } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** The part of a node-redis v4 client this helper uses. */
@@ -95,8 +95,14 @@ export function redisListRewrite(session: RedisListHistoryLike): MessageRewrite 
   if (typeof session.sessionId !== "string" || session.sessionId === "") {
     throw new TypeError(`\`sessionId\` must be a non-empty string, got ${describeValue(session.sessionId)}`);
   }
-  const { client, sessionId, sessionTTL = 0 } = session;
+  const { client, sessionId } = session;
+  // The store reads a missing or null TTL as none. Anything else but a whole number of seconds would fail in the
+  // script after its writes, which an error does not undo: the rewrite would reject with the store rewritten.
+  // (A negative TTL would have the store's own EXPIRE delete the session.)
+  const sessionTTL = session.sessionTTL ?? 0;
+  assertWholeNumber("sessionTTL", sessionTTL);
   return async (expected, next) => {
+    assertRewriteLists(expected, next);
     if (!isOpen(client)) await client.connect();
     // The raw values as stored: the script compares bytes, and a message read back may re-serialize differently.
     const raw = (await client.lRange(sessionId, 0, -1)).reverse();
