@@ -1,21 +1,31 @@
 /**
- * Every bad value in the public core API (issue 6): a `TypeError` or
+ * Every bad value in the public core API (issues 6 and 31): a `TypeError` or
  * `RangeError` (or `TokenCounterError` for a counter that throws) whose
- * message names the bad value, raised before anything is changed: the input
- * list and its messages are deep-equal to before, and no bad count reaches a
- * cache.
+ * message names the bad value, raised where it enters and before anything is
+ * changed: the input list and its messages are deep-equal to before, no bad
+ * count reaches a cache, and no bad message reaches a store (in memory and
+ * on the real Redis server, REDIS_URL).
  */
+import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { RedisChatMessageHistory } from "@langchain/redis";
+import { createClient } from "redis";
 import {
+  applyCompactionView,
   approximateTokenCounter,
+  CompactingChatMessageHistory,
   CompactionHook,
+  isCompactionNote,
   SlidingWindowCompactor,
   tiktokenCounter,
   TokenCountCache,
   TokenCounterError,
 } from "../src";
-import type { CompactionHookOptions, SlidingWindowCompactorOptions, TiktokenEncodingName, TokenCounter, TokenCounterLike } from "../src";
+import type { CompactionHookOptions, CompactionView, SlidingWindowCompactorOptions, TiktokenEncodingName, TokenCounter, TokenCounterLike } from "../src";
+import { comparableForm } from "../src/integrations/message-rewrite";
+import { viewOfShown } from "../src/integrations/view-window";
 import { snapshotMessages } from "./support/conversations";
+import { REDIS_URL, requireServer } from "./support/servers";
 
 /** A conversation that needs compacting at small targets: history, a task, and two steps. */
 function conversation(): BaseMessage[] {
@@ -568,5 +578,258 @@ describe("earlier notes whose metadata a store mangled", () => {
     expect(report.note!.content).toContain(String(folded + 4));
     expect(report.removed).toContain(note);
     expect(snapshotMessages(messages)).toStrictEqual(before);
+  });
+});
+
+describe("TokenCountCache.set", () => {
+  test.each<[unknown, typeof RangeError | typeof TypeError, string]>([
+    [Number.NaN, RangeError, "NaN"],
+    [-1, RangeError, "-1"],
+    [Number.POSITIVE_INFINITY, RangeError, "Infinity"],
+    ["5", TypeError, '"5"'],
+    [null, TypeError, "null"],
+    [5n, TypeError, "5n"],
+  ])("a count of %p is refused naming it, and nothing is cached", (count, type, shown) => {
+    const cache = new TokenCountCache();
+    const message = new HumanMessage("hello");
+    expectThrows(() => cache.set(approximateTokenCounter, message, count as number), type, "`count`", `got ${shown}`);
+    // A compaction through this cache would have read the bad count back as the message's size.
+    expect(cache.get(approximateTokenCounter, message)).toBeUndefined();
+  });
+
+  test("a counter key or a message that is no object is a TypeError naming it", () => {
+    const cache = new TokenCountCache();
+    expectThrows(() => cache.set("tiktoken" as never, new HumanMessage("hi"), 3), TypeError, "`counterKey` must be an object", '"tiktoken"');
+    expectThrows(() => cache.set(approximateTokenCounter, null as never, 3), TypeError, "`message` must be an object", "got null");
+    // Counts of 0 and fractions are counts.
+    cache.set(approximateTokenCounter, new HumanMessage("hi"), 0);
+    const message = new HumanMessage("hi");
+    cache.set(approximateTokenCounter, message, 2.5);
+    expect(cache.get(approximateTokenCounter, message)).toBe(2.5);
+  });
+});
+
+describe("CompactionHook.overheadTokens: tools that cannot be serialized", () => {
+  test("a schema with a BigInt or a cycle is a TypeError naming `tools`, with the cause", async () => {
+    const cyclic: Record<string, unknown> = { type: "object" };
+    cyclic.self = cyclic;
+    for (const tool of [{ name: "lookup", parameters: { type: "integer", default: 1n } }, { name: "lookup", parameters: cyclic }]) {
+      const error = await expectRejects(
+        [],
+        () => new CompactionHook({ contextWindow: 1000 }).overheadTokens({ tools: [tool as never] }),
+        TypeError,
+        "`tools` cannot be turned into the JSON schemas a request carries",
+      );
+      expect(error.cause).toBeInstanceOf(TypeError);
+    }
+  });
+});
+
+describe("applyCompactionView", () => {
+  const history = (): BaseMessage[] => [
+    new SystemMessage({ content: "sys", id: "s1" }),
+    new HumanMessage({ content: "old question", id: "h1" }),
+    new AIMessage({ content: "old answer", id: "a1" }),
+    new HumanMessage({ content: "the task", id: "h2" }),
+  ];
+  const note = new HumanMessage("[2 earlier messages were removed]");
+
+  test.each<[unknown, string]>([
+    ["x", '"x"'],
+    [null, "null"],
+    [undefined, "undefined"],
+    [{ length: 1, 0: new HumanMessage("hi") }, "an object"],
+    [new HumanMessage("one message"), "a HumanMessage"],
+  ])("messages %p: TypeError naming it, whatever the view", (messages, shown) => {
+    for (const view of [null, undefined, { hiddenIds: ["h1"] }]) {
+      expectThrows(() => applyCompactionView(messages as never, view), TypeError, "`messages` must be an array of BaseMessage", `got ${shown}`);
+    }
+  });
+
+  test("an element that is no message: TypeError naming its index and value", () => {
+    for (const view of [null, { hiddenIds: ["h1"] }]) {
+      const messages = [...history(), { role: "user", content: "hi" }];
+      expectThrows(() => applyCompactionView(messages as never, view), TypeError, "`messages[4]` must be a BaseMessage", "got an object");
+    }
+  });
+
+  test.each<[string, unknown, string, string]>([
+    ["a number", 5, "`view` must be a CompactionView", "got 5"],
+    ["a string", "hidden", "`view` must be a CompactionView", 'got "hidden"'],
+    ["an array", [], "`view` must be a CompactionView", "got an array of 0"],
+    ["no hiddenIds", {}, "`view.hiddenIds` must be an array of message ids", "got undefined"],
+    ["hiddenIds a string", { hiddenIds: "h1" }, "`view.hiddenIds` must be an array of message ids", 'got "h1"'],
+    ["a hidden id that is no string", { hiddenIds: ["h1", 7] }, "`view.hiddenIds[1]` must be a message id (a string)", "got 7"],
+    ["rewritten an object", { hiddenIds: [], rewritten: {} }, "`view.rewritten` must be an array of BaseMessage", "got an object"],
+    ["a stand-in that is no message", { hiddenIds: [], rewritten: [{ id: "a1", content: "x" }] }, "`view.rewritten[0]` must be a BaseMessage", "got an object"],
+    ["added an object", { hiddenIds: [], added: { message: note, afterId: null } }, "`view.added` must be an array of { message, afterId }", "got an object"],
+    ["a bare message as an addition", { hiddenIds: [], added: [note] }, "`view.added[0].message` must be a BaseMessage", "got undefined"],
+    ["an addition without its anchor", { hiddenIds: [], added: [{ message: note }] }, "`view.added[0].afterId` must be a message id (a string) or null", "got undefined"],
+    ["an addition of a number", { hiddenIds: [], added: [5] }, "`view.added[0]` must be an object { message, afterId }", "got 5"],
+    ["an added message that is no message", { hiddenIds: [], added: [{ message: "note", afterId: null }] }, "`view.added[0].message` must be a BaseMessage", 'got "note"'],
+    ["an anchor that is no id", { hiddenIds: [], added: [{ message: note, afterId: 3 }] }, "`view.added[0].afterId` must be a message id (a string) or null", "got 3"],
+    ["an old-format note that is no message", { hiddenIds: ["h1"], note: "removed", noteAfterId: null }, "`view.note` must be a BaseMessage", 'got "removed"'],
+    ["an old-format anchor that is no id", { hiddenIds: ["h1"], note, noteAfterId: 1 }, "`view.noteAfterId` must be a message id (a string) or null", "got 1"],
+  ])("a view with %s: TypeError naming the bad part", (_label, view, part, shown) => {
+    const messages = history();
+    const before = snapshotMessages(messages);
+    expectThrows(() => applyCompactionView(messages, view as CompactionView), TypeError, part, shown);
+    expect(snapshotMessages(messages)).toStrictEqual(before);
+  });
+
+  test("null, undefined, the current and the old format are read", () => {
+    const messages = history();
+    expect(applyCompactionView(messages, null)).toEqual(messages);
+    expect(applyCompactionView(messages, undefined)).toEqual(messages);
+    expect(applyCompactionView(messages, { hiddenIds: ["h1", "a1"], added: [{ message: note, afterId: "s1" }] })).toEqual([messages[0], note, messages[3]]);
+    expect(applyCompactionView(messages, { hiddenIds: ["h1", "a1"], note, noteAfterId: "s1" })).toEqual([messages[0], note, messages[3]]);
+    expect(applyCompactionView(messages, { hiddenIds: ["h1"], note: null, noteAfterId: null })).toEqual([messages[0], messages[2], messages[3]]);
+    expect(applyCompactionView(messages, { hiddenIds: ["h1"], note: null })).toEqual([messages[0], messages[2], messages[3]]);
+  });
+});
+
+describe("viewOfShown (the cut read back from what the model was shown)", () => {
+  test("a history or a shown list that is no list of messages: TypeError naming it", () => {
+    const history = [new HumanMessage({ content: "q", id: "h1" })];
+    expectThrows(() => viewOfShown("history" as never, history), TypeError, "`history` must be an array of BaseMessage", 'got "history"');
+    expectThrows(() => viewOfShown(history, null as never), TypeError, "`shown` must be an array of BaseMessage", "got null");
+    // A graph channel holding something else than messages: named, not taken for an addition to show the model.
+    expectThrows(() => viewOfShown(history, [history[0]!, { role: "user", content: "hi" }] as never), TypeError, "`shown[1]` must be a BaseMessage", "got an object");
+  });
+});
+
+describe("CompactingChatMessageHistory appends: a value that is no message is refused and nothing is stored", () => {
+  const BAD: [unknown, string][] = [
+    [{ role: "user", content: "hi" }, "an object"],
+    [{ type: "human", content: "hi", lc_serializable: true }, "an object"],
+    ["hi", '"hi"'],
+    [null, "null"],
+    [undefined, "undefined"],
+    [[new HumanMessage("nested")], "an array of 1"],
+  ];
+  const keys = (messages: readonly BaseMessage[]) => comparableForm(messages);
+  const TARGET = 60;
+  let redisUp = false;
+  const clients: ReturnType<typeof createClient>[] = [];
+  const sessions: string[] = [];
+
+  beforeAll(async () => {
+    redisUp = await requireServer("Redis", REDIS_URL);
+  });
+  afterAll(async () => {
+    const open = clients.filter((client) => client.isOpen);
+    if (open.length > 0 && sessions.length > 0) await open[0]!.del(sessions);
+    await Promise.all(open.map((client) => client.quit()));
+  });
+
+  /** The stores the appends are tried on: in memory always, Redis when it is up. */
+  async function stores(): Promise<{ name: string; store: InMemoryChatMessageHistory | RedisChatMessageHistory }[]> {
+    const made: { name: string; store: InMemoryChatMessageHistory | RedisChatMessageHistory }[] = [{ name: "in memory", store: new InMemoryChatMessageHistory() }];
+    if (redisUp) {
+      const client = createClient({ url: REDIS_URL });
+      client.on("error", () => undefined);
+      await client.connect();
+      clients.push(client);
+      const sessionId = `lcc-test:bad-appends:${process.pid}:${sessions.length}`;
+      sessions.push(sessionId);
+      made.push({ name: "Redis", store: new RedisChatMessageHistory({ sessionId, client }) });
+    }
+    for (const { store } of made) await store.addMessages(conversation());
+    return made;
+  }
+
+  /** Runs `act`, expects it to reject with `type` and every fragment, and the store to hold what it held; then a read still works. */
+  async function expectRefused(store: InMemoryChatMessageHistory | RedisChatMessageHistory, act: (history: CompactingChatMessageHistory) => Promise<unknown>, type: typeof TypeError, ...fragments: string[]) {
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET });
+    const before = keys(await store.getMessages());
+    let caught: unknown;
+    try {
+      await act(history);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(type);
+    for (const fragment of fragments) expect((caught as Error).message).toContain(fragment);
+    expect(keys(await store.getMessages())).toEqual(before);
+    // The session is not stuck: the next read compacts as before.
+    expect((await history.getMessages()).some((message) => isCompactionNote(message))).toBe(true);
+  }
+
+  test("addMessage(value): a TypeError naming it", async () => {
+    for (const { store } of await stores()) {
+      for (const [value, shown] of BAD) {
+        await expectRefused(store, (history) => history.addMessage(value as never), TypeError, "`message` must be a BaseMessage", `got ${shown}`);
+      }
+    }
+  });
+
+  test("addMessages with one bad element: a TypeError naming its index and value, and none of the good ones before it is stored", async () => {
+    for (const { store } of await stores()) {
+      for (const [value, shown] of BAD) {
+        for (const index of [0, 2]) {
+          const list: unknown[] = [new HumanMessage("first good one"), new AIMessage("second good one")];
+          list.splice(index, 0, value);
+          await expectRefused(store, (history) => history.addMessages(list as never), TypeError, `\`messages[${index}]\` must be a BaseMessage`, `got ${shown}`);
+        }
+      }
+    }
+  });
+
+  test("addMessages of something that is no array: a TypeError naming it", async () => {
+    for (const { store } of await stores()) {
+      for (const [value, shown] of [
+        [new HumanMessage("one message"), "a HumanMessage"],
+        ["hi", '"hi"'],
+        [null, "null"],
+      ] as [unknown, string][]) {
+        await expectRefused(store, (history) => history.addMessages(value as never), TypeError, "`messages` must be an array of BaseMessage", `got ${shown}`);
+      }
+    }
+  });
+
+  test("a message whose getters throw: a TypeError naming it and the getter's error", async () => {
+    const broken = new HumanMessage("broken");
+    Object.defineProperty(broken, "content", {
+      get() {
+        throw new Error("content is gone");
+      },
+    });
+    for (const { store } of await stores()) {
+      await expectRefused(store, (history) => history.addMessage(broken), TypeError, "`message` cannot be read as a BaseMessage", "content is gone");
+    }
+  });
+
+  test("addUserMessage and addAIMessage take a string: anything else is a TypeError naming it; a string is stored as the message", async () => {
+    for (const { store } of await stores()) {
+      for (const method of ["addUserMessage", "addAIMessage"] as const) {
+        for (const [value, shown] of [
+          [42, "42"],
+          [{ role: "user", content: "hi" }, "an object"],
+          [null, "null"],
+        ] as [unknown, string][]) {
+          await expectRefused(store, (history) => history[method](value as never), TypeError, "`message` must be a string", `got ${shown}`);
+        }
+      }
+      const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET });
+      await history.addUserMessage("a question");
+      await history.addAIMessage("an answer");
+      const stored = (await store.getMessages()).slice(-2);
+      expect(stored.map((message) => [message.type, message.text])).toEqual([
+        ["human", "a question"],
+        ["ai", "an answer"],
+      ]);
+    }
+  });
+
+  test("the list addMessages checked is the list it stores, even if the caller changes its array while the append waits its turn", async () => {
+    const store = new InMemoryChatMessageHistory();
+    const history = new CompactingChatMessageHistory({ history: store, targetTokens: 10_000 });
+    const list: BaseMessage[] = [new HumanMessage("one")];
+    const first = history.addMessages([new HumanMessage("zero")]);
+    const second = history.addMessages(list);
+    list.push({ role: "user", content: "sneaked in" } as never);
+    await Promise.all([first, second]);
+    // toStrictEqual: toEqual would pass over the `undefined` text of a plain object stored third.
+    expect((await store.getMessages()).map((message) => message.text)).toStrictEqual(["zero", "one"]);
   });
 });

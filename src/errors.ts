@@ -98,12 +98,34 @@ export function assertMessagesFrom(messages: readonly unknown[], from: number, n
 
 /** {@link assertMessagesFrom} for one index. */
 export function assertMessageAt(messages: readonly unknown[], index: number, name: string): void {
+  assertMessage(messages[index], `${name}[${index}]`);
+}
+
+/** Throws a `TypeError` naming `label` unless `value` is a `BaseMessage` whose getters can be read. */
+export function assertMessage(value: unknown, label: string): asserts value is BaseMessage {
   let valid: boolean;
   try {
-    valid = BaseMessage.isInstance(messages[index]);
+    valid = BaseMessage.isInstance(value);
   } catch (error) {
     // A message whose getters throw (a proxy, a broken subclass): named here, not as "Cannot read properties".
-    throw new TypeError(`\`${name}[${index}]\` cannot be read as a BaseMessage: ${reasonOf(error)}`, { cause: error });
+    throw new TypeError(`\`${label}\` cannot be read as a BaseMessage: ${reasonOf(error)}`, { cause: error });
   }
-  if (!valid) throw new TypeError(`\`${name}[${index}]\` must be a BaseMessage, got ${describeValue(messages[index])}`);
+  if (!valid) throw new TypeError(`\`${label}\` must be a BaseMessage, got ${describeValue(value)}`);
+}
+
+/** The longest delay Node keeps for a timer (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Throws unless `value` is a number of milliseconds a timer can wait: above
+ * 0 and at most {@link MAX_TIMER_MS} (`TypeError` for a non-number, else
+ * `RangeError`). Node would turn a longer delay into 1 ms, so every wait
+ * would end at once.
+ */
+export function assertTimerDelay(name: string, value: unknown): asserts value is number {
+  const expected = `a positive number of milliseconds of at most ${MAX_TIMER_MS} (the longest timer Node keeps)`;
+  assertNumber(name, value, expected);
+  if (!(value > 0 && value <= MAX_TIMER_MS)) {
+    throw new RangeError(`\`${name}\` must be ${expected}, got ${describeValue(value)}`);
+  }
 }

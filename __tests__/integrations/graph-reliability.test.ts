@@ -409,19 +409,24 @@ describe("bad options of the integrations", () => {
     expect((await kept.getMessages()).map((message) => message.id)).toEqual(["q", "a"]);
   });
 
-  it("a node with bad overhead fails inside the graph and leaves the checkpointed thread as it was", async () => {
+  it("a node that fails inside the graph leaves the checkpointed thread as it was; bad overhead fails when the node is made", async () => {
+    expect(() => createCompactionNode({ contextWindow: CONTEXT_WINDOW, mode: "commit", extraTokens: -1 })).toThrow(/`extraTokens`.*-1/);
     const saver = new MemorySaver();
     const thread = config(`bad-${randomUUID()}`);
     const good = buildGraph("commit", stateScriptedModel(), saver);
     await good.invoke({ messages: [humanTurn(0)] }, thread);
     const before = (await good.getState(thread)).values.messages as BaseMessage[];
-    const badNode = createCompactionNode({ contextWindow: CONTEXT_WINDOW, mode: "commit", extraTokens: -1 });
+    const failing = () => {
+      throw new Error("tokenizer down");
+    };
+    // The system prompt is counted once the node exists; the counter's failure surfaces at the node's first run.
+    const badNode = createCompactionNode({ contextWindow: CONTEXT_WINDOW, mode: "commit", systemMessage: "You are terse.", tokenCounter: failing });
     const bad = new StateGraph(MessagesAnnotation)
       .addNode("compact", badNode)
       .addEdge(START, "compact")
       .addEdge("compact", END)
       .compile({ checkpointer: saver }) as unknown as Graph;
-    await expect(bad.invoke({ messages: [] }, thread)).rejects.toThrow(/`extraTokens`.*-1/);
+    await expect(bad.invoke({ messages: [] }, thread)).rejects.toThrow(/tokenizer down/);
     const after = (await bad.getState(thread)).values.messages as BaseMessage[];
     expect(after.map((message) => message.id)).toEqual(before.map((message) => message.id));
   });

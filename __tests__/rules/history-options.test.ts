@@ -120,15 +120,33 @@ describe("the options of CompactingChatMessageHistory", () => {
     expect(make({ mode: "commit", rewrite: 5 })).toThrow('`rewrite` must be a MessageRewrite function or "single-writer-clear-and-add", got 5');
   });
 
+  const TIMER_LIMIT = "a positive number of milliseconds of at most 2147483647 (the longest timer Node keeps)";
+
   test.each([
     [0, "0"],
     [-5, "-5"],
     [Number.POSITIVE_INFINITY, "Infinity"],
     [Number.NaN, "NaN"],
-    ["100", '"100"'],
+    // Node would clamp these timers to 1 ms, and every read would be abandoned at once.
+    [2 ** 31, "2147483648"],
+    [Number.MAX_SAFE_INTEGER, "9007199254740991"],
   ])("compactionTimeoutMs %p is a RangeError naming it", (value, named) => {
     expect(make({ compactionTimeoutMs: value })).toThrow(RangeError);
-    expect(make({ compactionTimeoutMs: value })).toThrow(`\`compactionTimeoutMs\` must be a positive number of milliseconds, got ${named}`);
+    expect(make({ compactionTimeoutMs: value })).toThrow(`\`compactionTimeoutMs\` must be ${TIMER_LIMIT}, got ${named}`);
+  });
+
+  test.each([
+    ["100", '"100"'],
+    [null, "null"],
+    [100n, "100n"],
+  ])("compactionTimeoutMs %p, not a number, is a TypeError naming it", (value, named) => {
+    expect(make({ compactionTimeoutMs: value })).toThrow(TypeError);
+    expect(make({ compactionTimeoutMs: value })).toThrow(`\`compactionTimeoutMs\` must be ${TIMER_LIMIT}, got ${named}`);
+  });
+
+  test("compactionTimeoutMs at Node's longest timer is kept: a read under it compacts instead of being abandoned at once", async () => {
+    const history = new CompactingChatMessageHistory({ history: await memory(conversation(12)), targetTokens: TARGET, compactionTimeoutMs: 2 ** 31 - 1 });
+    expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
   });
 
   test("a signal must be an AbortSignal: not null, a string, an object without addEventListener, or a function", () => {
@@ -138,6 +156,8 @@ describe("the options of CompactingChatMessageHistory", () => {
       ["stop", '"stop"'],
       [{}, "an object"],
       [{ addEventListener: "later" }, "an object"],
+      // The compactors' own check wants `aborted` too: a signal they would refuse is refused here, not at the first read.
+      [{ addEventListener: () => undefined }, "an object"],
       [listenerFunction, "function notASignal"],
     ];
     for (const [signal, named] of cases) {

@@ -6,7 +6,7 @@
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { compactMessages, createCompactionNode } from "../../src";
+import { COMPACTION_VIEW_KEY, compactMessages, createCompactionNode } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 
 /** system, then ten turns of about 50 tokens each (approximate counter), then the task. */
@@ -55,6 +55,51 @@ describe("options objects", () => {
     expect(() => compactionMiddleware(options as never)).toThrow(TypeError);
     expect(() => compactionMiddleware(options as never)).toThrow(/compactionMiddleware options must be an object/);
     expect(() => compactionMiddleware(options as never)).toThrow(String(options));
+  });
+});
+
+describe("the graph node's overhead options are checked when it is created", () => {
+  const cyclic: Record<string, unknown> = { type: "object" };
+  cyclic.self = cyclic;
+
+  test.each<[string, object, typeof TypeError | typeof RangeError, string]>([
+    ["a tool that is no tool", { tools: [{}] }, TypeError, "`tools[0]` must be a tool or a tool definition (with a `name`, a `function.name` or a `type`), got an object"],
+    ["tools that are no array", { tools: "lookup" }, TypeError, '`tools` must be an array, got "lookup"'],
+    ["a tool whose schema cannot be serialized", { tools: [{ name: "lookup", parameters: cyclic }] }, TypeError, "`tools` cannot be turned into the JSON schemas a request carries"],
+    ["a system message that is no message", { systemMessage: 5 }, TypeError, "`systemMessage` must be a message or a string, got 5"],
+    ["a plain-object system message", { systemMessage: { role: "system", content: "x" } }, TypeError, "`systemMessage` must be a message or a string, got an object"],
+    ["negative extraTokens", { extraTokens: -1 }, RangeError, "`extraTokens` must be a finite number of tokens of at least 0, got -1"],
+    ["extraTokens that are no number", { extraTokens: "5" }, TypeError, '`extraTokens` must be a finite number of tokens of at least 0, got "5"'],
+  ])("%s: createCompactionNode throws, synchronously, with the hook's message", (_label, overhead, type, message) => {
+    const create = () => createCompactionNode({ contextWindow: 1_000, ...overhead } as never);
+    expect(create).toThrow(type);
+    expect(create).toThrow(message);
+  });
+
+  test("good overhead options make a node that counts them", async () => {
+    const bare = createCompactionNode({ contextWindow: 1_000 });
+    const heavy = createCompactionNode({ contextWindow: 1_000, systemMessage: "s".repeat(1_200), extraTokens: 50 });
+    const state = { messages: history(), [COMPACTION_VIEW_KEY]: null };
+    // The same history fits without the overhead and needs compacting with it.
+    expect((await bare(state)).llmInputMessages).toHaveLength(state.messages.length);
+    expect((await heavy(state)).llmInputMessages!.length).toBeLessThan(state.messages.length);
+  });
+});
+
+describe("compactionMiddleware refuses the graph node's overhead options, which it would ignore", () => {
+  test.each([
+    ["tools", [{ name: "lookup" }], "an array of 1"],
+    ["systemMessage", "You are terse.", '"You are terse."'],
+    ["extraTokens", 100, "100"],
+  ])("%s: a TypeError naming it", (name, value, shown) => {
+    const create = () => compactionMiddleware({ contextWindow: 1_000, [name]: value } as never);
+    expect(create).toThrow(TypeError);
+    expect(create).toThrow(`\`${name}\` is an option of createCompactionNode, not of compactionMiddleware`);
+    expect(create).toThrow(`got ${shown}`);
+  });
+
+  test("undefined is the same as leaving them out", () => {
+    expect(() => compactionMiddleware({ contextWindow: 1_000, tools: undefined, systemMessage: undefined, extraTokens: undefined } as never)).not.toThrow();
   });
 });
 

@@ -184,6 +184,88 @@ describe("postgresRewrite: its arguments", () => {
   });
 });
 
+describe("the lists a rewrite is given are checked before the store is read or written", () => {
+  const BAD_LISTS: [unknown, unknown, string, string][] = [
+    ["all", [], "`expected` must be an array of BaseMessage", 'got "all"'],
+    [[], null, "`next` must be an array of BaseMessage", "got null"],
+    [[], [new HumanMessage("kept"), { role: "user", content: "hi" }], "`next[1]` must be a BaseMessage", "got an object"],
+    [[{ type: "human", content: "a" }], [], "`expected[0]` must be a BaseMessage", "got an object"],
+  ];
+
+  test.each(BAD_LISTS)("inMemoryRewrite(%p, %p): TypeError, the store untouched", async (expected, next, part, shown) => {
+    const store = new InMemoryChatMessageHistory(letters("a", "b"));
+    const listOf = () => (store as unknown as { messages: BaseMessage[] }).messages;
+    const before = listOf();
+    const rewrite = inMemoryRewrite(store as never);
+    const error = await rewrite(expected as never, next as never).then(
+      () => null,
+      (caught: unknown) => caught as Error,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error!.message).toContain(part);
+    expect(error!.message).toContain(shown);
+    // A plain object in the list would make every later read of the session reject.
+    expect(listOf()).toBe(before);
+    expect(texts(listOf())).toEqual(["a", "b"]);
+  });
+
+  test.each(BAD_LISTS)("redisListRewrite and postgresRewrite(%p, %p): TypeError before any call to the server", async (expected, next, part, shown) => {
+    const calls: string[] = [];
+    const client = {
+      isReady: false,
+      isOpen: false,
+      connect: async () => void calls.push("connect"),
+      lRange: async () => (calls.push("lRange"), []),
+      eval: async () => (calls.push("eval"), 1),
+    };
+    const pool = {
+      connect: async () => {
+        calls.push("pool.connect");
+        return {} as PostgresPoolClient;
+      },
+    };
+    const ensureTable = async () => void calls.push("ensureTable");
+    for (const rewrite of [redisListRewrite({ client, sessionId: "s" }), postgresRewrite(Object.assign({ pool, tableName: "t", sessionId: "s" }, { ensureTable }))]) {
+      const error = await rewrite(expected as never, next as never).then(
+        () => null,
+        (caught: unknown) => caught as Error,
+      );
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error!.message).toContain(part);
+      expect(error!.message).toContain(shown);
+    }
+    expect(calls).toEqual([]);
+  });
+});
+
+describe("redisListRewrite: sessionTTL", () => {
+  const client = { eval: async () => 1, lRange: async () => [], isReady: true, connect: async () => undefined };
+
+  test.each<[unknown, typeof RangeError | typeof TypeError, string]>([
+    [-5, RangeError, "-5"],
+    [1.5, RangeError, "1.5"],
+    [Number.NaN, RangeError, "NaN"],
+    [Number.POSITIVE_INFINITY, RangeError, "Infinity"],
+    ["3600", TypeError, '"3600"'],
+    [{}, TypeError, "an object"],
+  ])("%p is refused naming it, when the rewrite is made (the script would fail after its writes)", (sessionTTL, type, shown) => {
+    const make = () => redisListRewrite({ client, sessionId: "s", sessionTTL: sessionTTL as number });
+    expect(make).toThrow(type);
+    expect(make).toThrow(`\`sessionTTL\` must be a whole number of at least 0, got ${shown}`);
+  });
+
+  test("missing, null and 0 mean no TTL, as in the store; a whole number of seconds is taken", () => {
+    for (const sessionTTL of [undefined, null, 0, 3600]) expect(() => redisListRewrite({ client, sessionId: "s", sessionTTL: sessionTTL as number })).not.toThrow();
+  });
+
+  test("a RedisChatMessageHistory with a fractional TTL makes commit mode fail when it is set up, not at the first compaction", () => {
+    const store = new RedisChatMessageHistory({ sessionId: "s", client: createClient({ url: REDIS_URL }) as never, sessionTTL: 1.5 });
+    const build = () => new CompactingChatMessageHistory({ history: store, targetTokens: 100, mode: "commit" });
+    expect(build).toThrow(RangeError);
+    expect(build).toThrow("`sessionTTL` must be a whole number of at least 0, got 1.5");
+  });
+});
+
 describe("redisListRewrite on the server", () => {
   let up = false;
   const clients: ReturnType<typeof createClient>[] = [];

@@ -6,7 +6,7 @@ import type { TokenCountCache } from "../counting/cache";
 import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { assertTokenBudget, assertTools, describeValue } from "../errors";
+import { assertTokenBudget, assertTools, describeValue, reasonOf } from "../errors";
 import { isAI } from "../messages/roles";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { isCompactor } from "./compactor";
@@ -111,6 +111,47 @@ export interface RequestOverhead {
   extraTokens?: number;
 }
 
+/** What a request carries besides its messages, as the hook counts it: the messages it amounts to, and the extra tokens. */
+export interface CarriedOverhead {
+  /** The tool schemas (as one system message) and the outside system prompt. */
+  carried: BaseMessage[];
+  extraTokens: number;
+}
+
+/**
+ * Checks a {@link RequestOverhead} and turns it into what is counted, with
+ * no `await`: an integration that is given its overhead once (the LangGraph
+ * node) calls it when it is created, so a bad `tools`, `systemMessage` or
+ * `extraTokens` throws there, not at the first run.
+ */
+export function carriedOverhead(overhead: unknown): CarriedOverhead {
+  if (typeof overhead !== "object" || overhead === null || Array.isArray(overhead)) {
+    throw new TypeError(`\`overhead\` must be an object ({ tools, systemMessage, extraTokens }), got ${describeValue(overhead)}`);
+  }
+  const { tools = [], systemMessage = null, extraTokens = 0 } = overhead as RequestOverhead;
+  assertTokenBudget("extraTokens", extraTokens);
+  assertTools(tools);
+  const carried: BaseMessage[] = [];
+  if (tools.length > 0) {
+    let schemas: string;
+    try {
+      schemas = JSON.stringify(tools.map((tool) => convertToOpenAITool(tool as StructuredToolInterface)));
+    } catch (error) {
+      // A schema that cannot be serialized (a BigInt default, a cycle) or a tool whose converter throws.
+      throw new TypeError(`\`tools\` cannot be turned into the JSON schemas a request carries: ${reasonOf(error)}`, { cause: error });
+    }
+    carried.push(new SystemMessage(schemas));
+  }
+  if (typeof systemMessage === "string") carried.push(new SystemMessage(systemMessage));
+  else if (systemMessage !== null) {
+    if (!BaseMessage.isInstance(systemMessage)) {
+      throw new TypeError(`\`systemMessage\` must be a message or a string, got ${describeValue(systemMessage)}`);
+    }
+    carried.push(systemMessage);
+  }
+  return { carried, extraTokens };
+}
+
 function assertFraction(name: string, value: unknown): asserts value is number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1) {
     throw new RangeError(`\`${name}\` must be a fraction of the context window in (0, 1], got ${describeValue(value)}`);
@@ -181,24 +222,7 @@ export class CompactionHook {
 
   /** Tokens a request spends besides its messages: tool schemas, an outside system prompt, extras. */
   async overheadTokens(overhead: RequestOverhead = {}): Promise<number> {
-    if (typeof overhead !== "object" || overhead === null || Array.isArray(overhead)) {
-      throw new TypeError(`\`overhead\` must be an object ({ tools, systemMessage, extraTokens }), got ${describeValue(overhead)}`);
-    }
-    const { tools = [], systemMessage = null, extraTokens = 0 } = overhead;
-    assertTokenBudget("extraTokens", extraTokens);
-    assertTools(tools);
-    const carried: BaseMessage[] = [];
-    if (tools.length > 0) {
-      const schemas = tools.map((tool) => convertToOpenAITool(tool as StructuredToolInterface));
-      carried.push(new SystemMessage(JSON.stringify(schemas)));
-    }
-    if (typeof systemMessage === "string") carried.push(new SystemMessage(systemMessage));
-    else if (systemMessage !== null) {
-      if (!BaseMessage.isInstance(systemMessage)) {
-        throw new TypeError(`\`systemMessage\` must be a message or a string, got ${describeValue(systemMessage)}`);
-      }
-      carried.push(systemMessage);
-    }
+    const { carried, extraTokens } = carriedOverhead(overhead);
     return extraTokens + (await this.countMessages(carried));
   }
 

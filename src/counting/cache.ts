@@ -1,4 +1,4 @@
-import { describeValue } from "../errors";
+import { assertTokenBudget, describeValue } from "../errors";
 import type { BaseMessage } from "@langchain/core/messages";
 
 /**
@@ -48,6 +48,11 @@ function isCurrent(entry: CachedCount, message: BaseMessage): boolean {
   );
 }
 
+/** The error for a key a `WeakMap` cannot hold (a counter key or a message that is no object). */
+function badKey(name: string, value: unknown): TypeError {
+  return new TypeError(`\`${name}\` must be an object, got ${describeValue(value)}`);
+}
+
 /**
  * Marks a {@link TokenCountCache} under a registry symbol, the same in every
  * copy of this package, as `@langchain/core` marks its messages for
@@ -73,8 +78,17 @@ export class TokenCountCache {
     return entry !== undefined && isCurrent(entry, message) ? entry.count : undefined;
   }
 
-  /** Remembers `count` for `message` under `counterKey`, with what it was computed from. */
+  /**
+   * Remembers `count` for `message` under `counterKey`, with what it was
+   * computed from. A count that is not a finite number of at least 0 is
+   * refused (`TypeError` for a non-number, else `RangeError`, naming it):
+   * once cached, every compaction would read it back.
+   */
   set(counterKey: object, message: BaseMessage, count: number): void {
+    // Runs once per message counted: the checks build no text unless one fails.
+    if (typeof counterKey !== "function" && (typeof counterKey !== "object" || counterKey === null)) throw badKey("counterKey", counterKey);
+    if (typeof message !== "object" || message === null) throw badKey("message", message);
+    assertTokenBudget("count", count);
     let counts = this.byCounter.get(counterKey);
     if (counts === undefined) {
       counts = new WeakMap();

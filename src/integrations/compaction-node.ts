@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { raceAbort } from "../compactors/abort";
-import { CompactionHook } from "../compactors/compaction-hook";
+import { carriedOverhead, CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead } from "../compactors/compaction-hook";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictionCallback } from "../compactors/evictions";
@@ -132,7 +132,9 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
   }
   assertEvictionCallback(onEvict, mode);
   const hook = new CompactionHook(hookOptions);
-  // Tools and prompt are fixed for the node's life: count them once, and fail now if they are bad.
+  // Tools and prompt are fixed for the node's life: a bad one throws now (counting is async, and its own check
+  // would only reject at the first call), and they are counted once.
+  carriedOverhead({ tools, systemMessage, extraTokens });
   const overheadPromise = hook.overheadTokens({ tools, systemMessage, extraTokens });
   overheadPromise.catch(() => undefined);
   const overhead = async (signal: AbortSignal | undefined): Promise<RequestOverhead> => ({ extraTokens: await raceAbort(overheadPromise, signal) });

@@ -1,7 +1,8 @@
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { raceAbort } from "../compactors/abort";
+import { assertCompactOptions, raceAbort } from "../compactors/abort";
 import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
 import type { Compactor } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
@@ -9,7 +10,7 @@ import type { EvictedMessage, EvictionCallback } from "../compactors/evictions";
 import type { CompactionReport } from "../compactors/report";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { assertTokenBudget, describeValue } from "../errors";
+import { assertMessage, assertTimerDelay, assertTokenBudget, describeValue } from "../errors";
 import { comparableForm, startsWith } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 import { RECOGNISED_STORES, recognisedRewrite } from "./recognised-rewrite";
@@ -35,6 +36,16 @@ function isWrappableHistory(value: unknown): value is WrappableChatMessageHistor
   return HISTORY_METHODS.every((method) => typeof record[method] === "function");
 }
 
+/** Throws a `TypeError` naming the value unless `messages` is an array of `BaseMessage`s (every element checked). */
+function assertAppendable(messages: unknown): asserts messages is BaseMessage[] {
+  if (!Array.isArray(messages)) throw new TypeError(`\`messages\` must be an array of BaseMessage, got ${describeValue(messages)}`);
+  for (let index = 0; index < messages.length; index += 1) assertMessage(messages[index], `messages[${index}]`);
+}
+
+/** Throws a `TypeError` naming the value unless it is a string (the text of a message). */
+function assertMessageText(name: string, text: unknown): asserts text is string {
+  if (typeof text !== "string") throw new TypeError(`\`${name}\` must be a string, got ${describeValue(text)}`);
+}
 
 /**
  * The `rewrite` value that opts in, by name, to committing with `clear()` +
@@ -156,12 +167,10 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     if (rewrite !== undefined && typeof rewrite !== "function" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
       throw new TypeError(`\`rewrite\` must be a MessageRewrite function or "${SINGLE_WRITER_CLEAR_AND_ADD}", got ${describeValue(rewrite)}`);
     }
-    if (compactionTimeoutMs !== undefined && (typeof compactionTimeoutMs !== "number" || !Number.isFinite(compactionTimeoutMs) || compactionTimeoutMs <= 0)) {
-      throw new RangeError(`\`compactionTimeoutMs\` must be a positive number of milliseconds, got ${describeValue(compactionTimeoutMs)}`);
-    }
-    if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof (signal as AbortSignal).addEventListener !== "function")) {
-      throw new TypeError(`\`signal\` must be an AbortSignal, got ${describeValue(signal)}`);
-    }
+    // Above 2^31 - 1 ms Node fires the timer after 1 ms, and every read would be abandoned at once.
+    if (compactionTimeoutMs !== undefined) assertTimerDelay("compactionTimeoutMs", compactionTimeoutMs);
+    // The compactors' own check of a signal, so one that they would refuse is refused here, not at the first read.
+    assertCompactOptions({ signal });
     if ((targetTokens === undefined) === (contextWindow === undefined)) {
       throw new TypeError("give exactly one of `targetTokens` (a fixed budget) and `contextWindow` (the hook's trigger)");
     }
@@ -213,18 +222,41 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     });
   }
 
+  /**
+   * Appends `message`. Anything but a `BaseMessage` (a `{ role, content }`
+   * object, a string) is refused with a `TypeError` naming it, and nothing is
+   * stored: once in the store, it would make every later read of the session
+   * reject.
+   */
   async addMessage(message: BaseMessage): Promise<void> {
+    assertMessage(message, "message");
     await this.writes.run(async () => {
       await this.finishPending();
       await this.history.addMessage(message);
     });
   }
 
+  /** Appends `messages`, each checked as {@link addMessage} checks one, all before any is stored. */
   override async addMessages(messages: BaseMessage[]): Promise<void> {
+    assertAppendable(messages);
+    // The list as checked: the append may wait its turn, and the caller's array can change meanwhile.
+    const checked = [...messages];
     await this.writes.run(async () => {
       await this.finishPending();
-      await this.history.addMessages(messages);
+      await this.history.addMessages(checked);
     });
+  }
+
+  /** Appends a `HumanMessage` with `message` as its text; anything but a string is refused with a `TypeError` naming it. */
+  override async addUserMessage(message: string): Promise<void> {
+    assertMessageText("message", message);
+    await this.addMessage(new HumanMessage(message));
+  }
+
+  /** Appends an `AIMessage` with `message` as its text; anything but a string is refused with a `TypeError` naming it. */
+  override async addAIMessage(message: string): Promise<void> {
+    assertMessageText("message", message);
+    await this.addMessage(new AIMessage(message));
   }
 
   /** Empties the store. A rewrite still owed (single-writer mode) is dropped with it; a compaction under way then refuses. */

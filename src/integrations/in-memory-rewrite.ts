@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { comparableForm, namespaceOf } from "./message-rewrite";
+import { assertRewriteLists, comparableForm, namespaceOf } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** Where `InMemoryChatMessageHistory` keeps a session: its `messages` array. */
@@ -25,6 +25,7 @@ export function inMemoryRewrite(history: InMemoryHistoryLike): MessageRewrite {
     throw new TypeError(`\`history\` must be an InMemoryChatMessageHistory (an object with a \`messages\` array), got ${describeValue(history)}`);
   }
   return async (expected, next) => {
+    assertRewriteLists(expected, next);
     // Serialize before the critical section: nothing below awaits.
     const want = comparableForm(expected);
     const replacement = [...next];

@@ -1,5 +1,6 @@
 import { mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
+import { assertConversation } from "../compactors/sliding-window";
 
 /**
  * In one atomic step, replaces the store's oldest messages by `next` if they
@@ -9,6 +10,17 @@ import type { BaseMessage } from "@langchain/core/messages";
  * compactions: see `inMemoryRewrite`, `redisListRewrite`, `postgresRewrite`.
  */
 export type MessageRewrite = (expected: readonly BaseMessage[], next: readonly BaseMessage[]) => Promise<boolean>;
+
+/**
+ * Throws a `TypeError` naming the bad value unless `expected` and `next` are
+ * arrays of `BaseMessage`. Every rewrite calls it before it reads or writes
+ * the store: a plain object written there would make every later read of the
+ * session reject.
+ */
+export function assertRewriteLists(expected: unknown, next: unknown): asserts expected is BaseMessage[] {
+  assertConversation(expected, "expected");
+  assertConversation(next, "next");
+}
 
 /** Messages in a comparable form: what a store keeps of them, as JSON. */
 export function storedForm(messages: readonly BaseMessage[]): string[] {

@@ -43,6 +43,9 @@ export interface CompactionMiddlewareOptions extends CompactionHookOptions {
   onEvict?: EvictionCallback;
 }
 
+/** Options of `createCompactionNode` that the middleware has no use for: it reads them off each request. */
+const REQUEST_OVERHEAD_OPTIONS = ["tools", "systemMessage", "extraTokens"] as const;
+
 /** The middleware's name, as it shows in traces and errors. */
 export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
 
@@ -111,6 +114,16 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
     throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
   assertEvictionCallback(onEvict, mode);
+  // The graph node's overhead options: given here they would be ignored, as the middleware measures each request.
+  for (const name of REQUEST_OVERHEAD_OPTIONS) {
+    const value = (options as unknown as Record<string, unknown>)[name];
+    if (value !== undefined) {
+      throw new TypeError(
+        `\`${name}\` is an option of createCompactionNode, not of compactionMiddleware, which counts the tools and system ` +
+          `prompt of each model request itself; got ${describeValue(value)}`,
+      );
+    }
+  }
   const hook = new CompactionHook(hookOptions);
   const measure = overheadMeter(hook);
 

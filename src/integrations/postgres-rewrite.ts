@@ -1,7 +1,7 @@
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { comparableForm, namespaceOf } from "./message-rewrite";
+import { assertRewriteLists, comparableForm, namespaceOf } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** A result row set: the part of `pg`'s `QueryResult` this helper reads. */
@@ -14,6 +14,36 @@ export interface PostgresQueryResult {
 export interface PostgresPoolClient {
   query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
   release(destroy?: boolean | Error): void;
+  /**
+   * `pg`'s client is an `EventEmitter` that emits `'error'` when its
+   * connection breaks while no query is running; the helper listens while it
+   * holds the client. A client without these methods cannot emit.
+   */
+  on?(event: "error", listener: (error: Error) => void): unknown;
+  removeListener?(event: "error", listener: (error: Error) => void): unknown;
+}
+
+/**
+ * Listens for the `'error'` a `pg` client emits when its connection breaks
+ * between two statements: while the pool has lent it out, the pool's own
+ * listener is detached, and an `'error'` with no listener kills the process.
+ * `lost` is the first such error; `stop()` detaches the listener (only for a
+ * healthy client going back to the pool: a broken one keeps it, as its dying
+ * connection can still emit).
+ */
+function watchConnection(client: PostgresPoolClient): { readonly lost: unknown; stop(): void } {
+  let lost: unknown = null;
+  const listener = (error: Error) => {
+    lost ??= error;
+  };
+  if (typeof client.on !== "function") return { lost: null, stop: () => undefined };
+  client.on("error", listener);
+  return {
+    get lost() {
+      return lost;
+    },
+    stop: () => client.removeListener?.("error", listener),
+  };
 }
 
 /** Where `PostgresChatMessageHistory` from `@langchain/community` keeps a session: its `pg` pool, table and `sessionId`. */
@@ -61,6 +91,16 @@ function rowForm(row: MessageRow): string {
  * then finds its expected rows gone and refuses; a crash (a dropped
  * connection) rolls the whole transaction back.
  *
+ * A connection that breaks while the rewrite holds it (a failover,
+ * `idle_in_transaction_session_timeout`, `pg_terminate_backend`) makes the
+ * rewrite reject with the connection's own error (its SQLSTATE `code`
+ * intact) and destroys the client; the process never sees an unhandled
+ * `'error'`. Nothing is retried: the compare makes a second call safe, and
+ * the history wrapper's next read makes it. A break during `COMMIT` itself
+ * cannot tell whether the server committed: the rewrite rejects and the
+ * table holds the old list or the new one. A connection that breaks while
+ * idle in the pool is the pool's to report (`pool.on("error")`).
+ *
  * Should `next` be longer than `expected` (no built-in strategy does that),
  * the rows after the replaced ones are moved behind it under new ids, in
  * their order; a row appended during that rewrite may then sort before them.
@@ -81,10 +121,12 @@ export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
   // The store creates its table lazily; its own (TypeScript-private) method knows the layout.
   const ensureTable = (history as unknown as { ensureTable?: () => Promise<void> }).ensureTable;
   return async (expected, next) => {
+    assertRewriteLists(expected, next);
     if (typeof ensureTable === "function") await ensureTable.call(history);
     const want = comparableForm(expected);
     const values = mapChatMessagesToStoredMessages([...next]).map(rowValue);
     const client = await pool.connect();
+    const connection = watchConnection(client);
     let broken = false;
     try {
       await client.query("BEGIN");
@@ -121,9 +163,13 @@ export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
       return true;
     } catch (error) {
       broken = true;
-      throw error;
+      // After a break the next query only says "not queryable": the connection's own error says why.
+      throw connection.lost ?? error;
     } finally {
-      // A connection that failed mid-transaction is destroyed, not reused: the server rolls the transaction back.
+      // A connection that failed mid-transaction (or broke after COMMIT) is destroyed, not reused: the server
+      // rolls an open transaction back.
+      broken ||= connection.lost !== null;
+      if (!broken) connection.stop();
       client.release(broken);
     }
   };

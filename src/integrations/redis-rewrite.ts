@@ -1,12 +1,14 @@
 import { mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
-import { describeValue } from "../errors";
-import { namespaceOf, storedForm } from "./message-rewrite";
+import { assertWholeNumber, describeValue } from "../errors";
+import { assertRewriteLists, namespaceOf, storedForm } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** The part of a node-redis v4 client this helper uses. */
 export interface RedisRewriteClient {
   isReady: boolean;
+  /** node-redis: the socket is open, connected or reconnecting (`connect()` then throws "Socket already opened"). */
+  isOpen?: boolean;
   connect(): Promise<unknown>;
   lRange(key: string, start: number, stop: number): Promise<string[]>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
@@ -56,11 +58,28 @@ return 1
 `;
 
 /**
+ * Whether the client needs no `connect()`: node-redis says so by `isOpen`,
+ * which stays true while it reconnects after a dropped connection (commands
+ * then wait in its queue); a client without `isOpen` is asked `isReady`.
+ */
+function isOpen(client: RedisRewriteClient): boolean {
+  return typeof client.isOpen === "boolean" ? client.isOpen : client.isReady;
+}
+
+/**
  * An atomic {@link MessageRewrite} for `RedisChatMessageHistory`: one Lua
  * script replaces the session's oldest messages, if they are still the
  * expected ones, by the compacted list, and keeps every message appended
  * since after it. Parallel writers never lose an append, a competing rewrite
  * makes it refuse, and a crash leaves the old list or the new one.
+ *
+ * The client is the caller's (or the store's): the rewrite connects it when
+ * it was never opened, and adds no listener to it. A node-redis client emits
+ * `'error'` whenever its connection drops, during a rewrite or not, and with
+ * no listener that kills the process: give it one (`client.on("error", ...)`;
+ * for a store built from `config`, on `store.client`). A drop during the
+ * rewrite rejects it or lets it finish after the reconnect; the script runs
+ * whole or not at all.
  *
  * @example
  * ```ts
@@ -76,9 +95,15 @@ export function redisListRewrite(session: RedisListHistoryLike): MessageRewrite 
   if (typeof session.sessionId !== "string" || session.sessionId === "") {
     throw new TypeError(`\`sessionId\` must be a non-empty string, got ${describeValue(session.sessionId)}`);
   }
-  const { client, sessionId, sessionTTL = 0 } = session;
+  const { client, sessionId } = session;
+  // The store reads a missing or null TTL as none. Anything else but a whole number of seconds would fail in the
+  // script after its writes, which an error does not undo: the rewrite would reject with the store rewritten.
+  // (A negative TTL would have the store's own EXPIRE delete the session.)
+  const sessionTTL = session.sessionTTL ?? 0;
+  assertWholeNumber("sessionTTL", sessionTTL);
   return async (expected, next) => {
-    if (!client.isReady) await client.connect();
+    assertRewriteLists(expected, next);
+    if (!isOpen(client)) await client.connect();
     // The raw values as stored: the script compares bytes, and a message read back may re-serialize differently.
     const raw = (await client.lRange(sessionId, 0, -1)).reverse();
     const current = storedForm(mapStoredMessagesToChatMessages(raw.map((item) => JSON.parse(item) as StoredMessage)));

@@ -2,6 +2,8 @@ import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { CompactionHook, RequestOverhead } from "../compactors/compaction-hook";
 import type { CompactOptions } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
+import { assertConversation } from "../compactors/sliding-window";
+import { assertMessage, describeValue } from "../errors";
 import { leadingSystemEnd } from "../messages/turns";
 
 /** A message a compaction added to the view (a note, a summary), and where it stands. */
@@ -44,6 +46,55 @@ export interface CompactionView {
   noteAfterId?: string | null;
 }
 
+/** Throws a `TypeError` naming `label` unless `value` is an array. */
+function assertArray(value: unknown, label: string, expected: string): asserts value is unknown[] {
+  if (!Array.isArray(value)) throw new TypeError(`\`${label}\` must be ${expected}, got ${describeValue(value)}`);
+}
+
+/** Throws a `TypeError` naming `label` unless `value` is a message id or `null`. */
+function assertAnchor(value: unknown, label: string): asserts value is string | null {
+  if (value !== null && typeof value !== "string") throw new TypeError(`\`${label}\` must be a message id (a string) or null, got ${describeValue(value)}`);
+}
+
+/**
+ * Throws a `TypeError` naming the bad part unless `view` is `null`,
+ * `undefined` or a {@link CompactionView}: `hiddenIds` an array of strings;
+ * `rewritten`, when present, an array of messages; `added`, when present, an
+ * array of `{ message, afterId }`; or, in the old format, `note` a message
+ * (or `null`) and `noteAfterId` a string (or `null`). A view is read back
+ * from a checkpoint or a store, so a bad one is named here rather than
+ * failing later as "is not iterable", or being taken for no view at all.
+ */
+function assertCompactionView(view: unknown): asserts view is CompactionView | null | undefined {
+  const name = "view";
+  if (view === null || view === undefined) return;
+  if (typeof view !== "object" || Array.isArray(view)) {
+    throw new TypeError(`\`${name}\` must be a CompactionView ({ hiddenIds, rewritten, added }), null or undefined, got ${describeValue(view)}`);
+  }
+  const { hiddenIds, rewritten, added, note, noteAfterId } = view as Record<string, unknown>;
+  assertArray(hiddenIds, `${name}.hiddenIds`, "an array of message ids");
+  hiddenIds.forEach((id, index) => {
+    if (typeof id !== "string") throw new TypeError(`\`${name}.hiddenIds[${index}]\` must be a message id (a string), got ${describeValue(id)}`);
+  });
+  if (rewritten !== undefined) {
+    assertArray(rewritten, `${name}.rewritten`, "an array of BaseMessage");
+    rewritten.forEach((message, index) => assertMessage(message, `${name}.rewritten[${index}]`));
+  }
+  if (added !== undefined) {
+    assertArray(added, `${name}.added`, "an array of { message, afterId }");
+    added.forEach((addition: unknown, index) => {
+      if (typeof addition !== "object" || addition === null || Array.isArray(addition)) {
+        throw new TypeError(`\`${name}.added[${index}]\` must be an object { message, afterId }, got ${describeValue(addition)}`);
+      }
+      const entry = addition as Record<string, unknown>;
+      assertMessage(entry.message, `${name}.added[${index}].message`);
+      assertAnchor(entry.afterId, `${name}.added[${index}].afterId`);
+    });
+  }
+  if (note !== undefined && note !== null) assertMessage(note, `${name}.note`);
+  if (noteAfterId !== undefined) assertAnchor(noteAfterId, `${name}.noteAfterId`);
+}
+
 /** The additions of a view, old format included. */
 function additionsOf(view: CompactionView): ViewAddition[] {
   if (Array.isArray(view.added)) return view.added;
@@ -55,8 +106,14 @@ function additionsOf(view: CompactionView): ViewAddition[] {
  * rewritten ones replaced by their stand-ins, added ones put back where they
  * stood. An addition whose anchor left the history goes right after the
  * leading system messages.
+ *
+ * `messages` must be an array of `BaseMessage`, and `view` `null`,
+ * `undefined` or a {@link CompactionView} (old format included): anything
+ * else is a `TypeError` naming the bad value.
  */
 export function applyCompactionView(messages: readonly BaseMessage[], view: CompactionView | null | undefined): BaseMessage[] {
+  assertConversation(messages);
+  assertCompactionView(view);
   if (!view) return [...messages];
   const additions = additionsOf(view);
   const rewritten = view.rewritten ?? [];
@@ -119,6 +176,9 @@ export function viewOfShown(
   shown: readonly BaseMessage[],
   options: ViewOfShownOptions = {},
 ): CompactionView {
+  // `shown` may be read back from a graph channel (createReactAgent's `llmInputMessages`), unchecked until here.
+  assertConversation(history, "history");
+  assertConversation(shown, "shown");
   const { grownSince = false } = options;
   const positionOf = new Map<BaseMessage, number>();
   const positionById = new Map<string, number>();
