@@ -193,8 +193,8 @@ export class CompactionPipeline implements Compactor {
 /** A stage's entries in the pipeline's `stages`: a nested pipeline contributes its own stages. */
 function stageEntries(report: CompactionReport): StageReport[] {
   if (report.strategy === STRATEGY) return report.stages;
-  const { strategy, messages, removed, rewritten, added, standsFor = [], tokensBefore, tokensAfter } = report;
-  return [{ strategy, messages, removed, rewritten, added, standsFor, tokensBefore, tokensAfter }];
+  const { strategy, messages, removed, rewritten, added, standsFor = [], failures, tokensBefore, tokensAfter } = report;
+  return [{ strategy, messages, removed, rewritten, added, standsFor, ...(failures === undefined || failures.length === 0 ? {} : { failures }), tokensBefore, tokensAfter }];
 }
 
 /**

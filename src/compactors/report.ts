@@ -20,6 +20,16 @@ export interface StandsFor {
   originals: BaseMessage[];
 }
 
+/** Something a stage tried and could not do, which it worked around rather than failing the compaction. */
+export interface StageFailure {
+  /** The stage's strategy. */
+  strategy: string;
+  /** Why, in a word (for a summary: `"model_error"`, `"empty"`, `"too_large"`, `"not_a_message"`, `"circuit_open"`). */
+  reason: string;
+  /** The error: the model's own, or the stage's explanation. */
+  error: unknown;
+}
+
 /** What one strategy did: the part of a report every stage of a pipeline gives. */
 export interface StageReport {
   /** The strategy that ran, as in `response_metadata.compaction.strategy` (`"sliding_window"`, ...); `"pipeline"` for a pipeline's own report. */
@@ -40,6 +50,8 @@ export interface StageReport {
    * own may leave it out, which reads as empty.
    */
   standsFor?: StandsFor[];
+  /** What the stage tried and could not do (a summary that failed); absent or empty when nothing failed. */
+  failures?: StageFailure[];
   /** Tokens of the whole input (`NaN` where `compact` skipped counting it). */
   tokensBefore: number;
   /** Tokens of the result, added messages included; equal to `tokensBefore` when nothing changed. */

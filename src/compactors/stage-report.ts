@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { CompactionReport, RewrittenMessage, StandsFor } from "./report";
+import type { CompactionReport, RewrittenMessage, StageFailure, StandsFor } from "./report";
 
 /** What a rewriting or summarizing stage did, before it is shaped into a report. */
 export interface StageOutcome {
@@ -12,14 +12,16 @@ export interface StageOutcome {
   added: BaseMessage[];
   /** Which removed messages each added message stands for (see `StageReport.standsFor`). Default: none. */
   standsFor?: StandsFor[];
+  /** What the stage tried and could not do (see `StageReport.failures`). Default: none. */
+  failures?: StageFailure[];
   tokensBefore: number;
   tokensAfter: number;
 }
 
 /** A report of a stage other than the sliding window: it writes no omission note and trims no steps of its own. */
 export function stageReport(outcome: StageOutcome): CompactionReport {
-  const { strategy, input, messages, removed, rewritten, added, standsFor = [], tokensBefore, tokensAfter } = outcome;
-  const stage = { strategy, messages, removed, rewritten, added, standsFor, tokensBefore, tokensAfter };
+  const { strategy, input, messages, removed, rewritten, added, standsFor = [], failures, tokensBefore, tokensAfter } = outcome;
+  const stage = { strategy, messages, removed, rewritten, added, standsFor, ...(failures === undefined || failures.length === 0 ? {} : { failures }), tokensBefore, tokensAfter };
   return {
     ...stage,
     keptCount: input.length - removed.length,

@@ -12,11 +12,13 @@ import type { MessageGroup } from "../messages/layout";
 import { replyKinds, replyText } from "../messages/reply-text";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { withOutputLimit } from "./bounded-model";
+import { CircuitBreaker } from "./circuit-breaker";
+import { withRetries } from "./transient-errors";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
 import { assertProtect, pinnedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
-import type { CompactionReport } from "./report";
+import type { CompactionReport, StageFailure } from "./report";
 import { assertConversation } from "./sliding-window";
 import { stageReport, unchangedReport } from "./stage-report";
 import { renderTranscript } from "./transcript";
@@ -102,6 +104,31 @@ export interface SummarizationCompactorOptions {
    */
   raiseOnFailure?: boolean;
   /**
+   * Retries of a summary call that failed with a transient error (a rate
+   * limit, a timeout, a server error, a dropped connection), after a pause
+   * that doubles each time (1 s, 2 s, 4 s, plus up to a quarter of jitter),
+   * and never past the compaction's signal. Any other error is not retried.
+   * Default `2`; `0` never retries. (LangChain's models also retry on their
+   * own, `maxRetries`; these retries come on top.)
+   */
+  retries?: number;
+  /**
+   * After `failures` failed summaries in a row, the stage stops calling the
+   * model for `coolDownMs` and leaves the work to the next stage of a
+   * pipeline; then one call is let through, and a success closes the breaker
+   * again. Shared by every conversation this instance compacts. Default
+   * `{ failures: 3, coolDownMs: 60_000 }`; `null` never stops calling.
+   */
+  circuitBreaker?: { failures: number; coolDownMs: number } | null;
+  /**
+   * The most one summary call is sent, in tokens (instruction, the summary
+   * so far and the messages to summarize). A longer stretch is summarized in
+   * rolling chunks, oldest first, each call folding the summary so far into
+   * the next, so that no early message goes unread. Default: no limit, one
+   * call per summary.
+   */
+  maxSummaryInputTokens?: number;
+  /**
    * Messages never summarized, nor the messages they must stay with (see
    * `SlidingWindowCompactorOptions.protect`); asked once per message of the
    * input, with its index there, however many summaries the compaction writes.
@@ -120,9 +147,10 @@ export class SummarizationError extends Error {
      * `"empty"`: the model answered no text (nothing, whitespace, or only
      * reasoning, images, files, tool calls or a refusal);
      * `"too_large"`: the summary is no smaller than what it replaces;
-     * `"not_a_message"`: the model answered something else.
+     * `"not_a_message"`: the model answered something else;
+     * `"circuit_open"`: the model was not called, after too many failures in a row.
      */
-    readonly reason: "empty" | "too_large" | "not_a_message",
+    readonly reason: "empty" | "too_large" | "not_a_message" | "circuit_open",
   ) {
     super(message);
   }
@@ -179,6 +207,12 @@ export class SummarizationCompactor implements Compactor {
   readonly raiseOnFailure: boolean;
   readonly protect: ProtectPredicate | undefined;
   readonly cache: TokenCountCache | null;
+  /** Retries of a summary call after a transient error. */
+  readonly retries: number;
+  /** The most one summary call is sent, in tokens (`undefined`: no limit). */
+  readonly maxSummaryInputTokens: number | undefined;
+  /** The circuit breaker of this instance's summary calls (`null`: none). */
+  private readonly breaker: CircuitBreaker | null;
 
   constructor(options: SummarizationCompactorOptions) {
     if (typeof options !== "object" || options === null || Array.isArray(options)) {
@@ -190,6 +224,9 @@ export class SummarizationCompactor implements Compactor {
       maxSummaryTokens = 1024,
       instruction = DEFAULT_SUMMARY_INSTRUCTION,
       raiseOnFailure = false,
+      retries = 2,
+      circuitBreaker = { failures: 3, coolDownMs: 60_000 },
+      maxSummaryInputTokens,
       protect,
       cache = sharedTokenCountCache,
     } = options;
@@ -203,6 +240,23 @@ export class SummarizationCompactor implements Compactor {
       throw new TypeError(`\`instruction\` must be a non-empty string, got ${describeValue(instruction)}`);
     }
     if (typeof raiseOnFailure !== "boolean") throw new TypeError(`\`raiseOnFailure\` must be a boolean, got ${describeValue(raiseOnFailure)}`);
+    assertWholeNumber("retries", retries);
+    if (circuitBreaker !== null) {
+      if (typeof circuitBreaker !== "object" || Array.isArray(circuitBreaker)) {
+        throw new TypeError(`\`circuitBreaker\` must be { failures, coolDownMs } or null, got ${describeValue(circuitBreaker)}`);
+      }
+      assertWholeNumber("circuitBreaker.failures", circuitBreaker.failures, 1);
+      assertWholeNumber("circuitBreaker.coolDownMs", circuitBreaker.coolDownMs);
+    }
+    if (maxSummaryInputTokens !== undefined) {
+      assertWholeNumber("maxSummaryInputTokens", maxSummaryInputTokens, 1);
+      // Each call must leave room for the summary so far and some messages beside the instruction.
+      if (maxSummaryInputTokens < 2 * maxSummaryTokens) {
+        throw new RangeError(
+          `\`maxSummaryInputTokens\` (${maxSummaryInputTokens}) must be at least twice \`maxSummaryTokens\` (${maxSummaryTokens}): each call is sent the summary so far beside the messages it adds`,
+        );
+      }
+    }
     assertProtect(protect);
     assertCacheOption(cache);
     this.model = model;
@@ -212,6 +266,9 @@ export class SummarizationCompactor implements Compactor {
     this.raiseOnFailure = raiseOnFailure;
     this.protect = protect;
     this.cache = cache;
+    this.retries = retries;
+    this.maxSummaryInputTokens = maxSummaryInputTokens;
+    this.breaker = circuitBreaker === null ? null : new CircuitBreaker(circuitBreaker.failures, circuitBreaker.coolDownMs);
   }
 
   /** The summarized conversation, or `null` when it fits or no summary could be used. The input is not modified. */
@@ -252,10 +309,11 @@ export class SummarizationCompactor implements Compactor {
     // Each summary written by this compaction, with the input messages it stands for (a summary that folds one
     // written earlier in the same compaction stands for that one's messages).
     const written = new Map<BaseMessage, BaseMessage[]>();
+    const failures: StageFailure[] = [];
     while (working.total > targetTokens) {
       const plan = this.plan(working, targetTokens);
       if (plan === null) break;
-      const next = await this.summarize(working, plan, counter, signal);
+      const next = await this.summarize(working, plan, counter, signal, failures);
       if (next === null) break;
       const originals = plan.indices.flatMap((index) => {
         const replaced = working.messages[index]!;
@@ -265,7 +323,9 @@ export class SummarizationCompactor implements Compactor {
       written.set(next.messages[plan.indices[0]!]!, originals);
       working = next;
     }
-    if (working.messages === messages) return unchangedReport(STRATEGY, messages, tokensBefore);
+    if (working.messages === messages) {
+      return stageReport({ strategy: STRATEGY, input: messages, messages: null, removed: [], rewritten: [], added: [], failures, tokensBefore, tokensAfter: tokensBefore });
+    }
 
     const kept = new Map<BaseMessage, number>();
     for (const message of working.messages) kept.set(message, (kept.get(message) ?? 0) + 1);
@@ -283,6 +343,7 @@ export class SummarizationCompactor implements Compactor {
       rewritten: [],
       added: working.messages.filter((message) => written.has(message)),
       standsFor: [...written].map(([added, originals]) => ({ added, originals: inInputOrder(messages, originals) })),
+      failures,
       tokensBefore,
       tokensAfter: working.total,
     });
@@ -336,12 +397,24 @@ export class SummarizationCompactor implements Compactor {
    * Asks the model for one summary and swaps it in, or `null` when it
    * failed (unless `raiseOnFailure`). An abort always rejects with its reason.
    */
-  private async summarize(working: Working, plan: SummaryPlan, counter: MessageCounter, signal: AbortSignal | undefined): Promise<Working | null> {
+  private async summarize(
+    working: Working,
+    plan: SummaryPlan,
+    counter: MessageCounter,
+    signal: AbortSignal | undefined,
+    failures: StageFailure[],
+  ): Promise<Working | null> {
     const replaced = plan.indices.map((index) => working.messages[index]!);
     let summary: HumanMessage;
     let summaryTokens: number;
     try {
-      const text = await this.requestSummary(replaced, signal);
+      if (this.breaker !== null && !this.breaker.allows()) {
+        throw new SummarizationError(
+          `the summary model was not called: ${this.breaker.failures} summaries failed in a row, so the stage waits until ${new Date(this.breaker.reopensAt).toISOString()}`,
+          "circuit_open",
+        );
+      }
+      const text = await this.requestSummary(replaced, counter, signal);
       summary = summaryMessage(text, plan);
       const counted = countOne(summary, counter, this.cache);
       summaryTokens = typeof counted === "number" ? counted : await counted;
@@ -354,10 +427,14 @@ export class SummarizationCompactor implements Compactor {
       }
     } catch (error) {
       throwIfAborted(signal);
+      const reason = error instanceof SummarizationError ? error.reason : "model_error";
+      if (reason !== "circuit_open") this.breaker?.failed();
       if (this.raiseOnFailure) throw error;
+      failures.push({ strategy: STRATEGY, reason, error });
       return null;
     }
     throwIfAborted(signal);
+    this.breaker?.succeeded();
     const gone = new Set(plan.indices);
     const messages: BaseMessage[] = [];
     const counts: number[] = [];
@@ -379,17 +456,74 @@ export class SummarizationCompactor implements Compactor {
     return { messages, counts, total, pinned };
   }
 
-  /** The model's summary of `replaced`, trimmed; throws when it answered no text. */
-  private async requestSummary(replaced: readonly BaseMessage[], signal: AbortSignal | undefined): Promise<string> {
-    const prompt = [
-      new SystemMessage(
-        `${this.instruction}\n\nKeep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`,
-      ),
-      new HumanMessage(`<conversation_to_summarize>\n${renderTranscript(replaced)}\n</conversation_to_summarize>`),
-    ];
+  /**
+   * The model's summary of `replaced`, trimmed; throws when it answered no
+   * text. Within `maxSummaryInputTokens`, one call; past it, rolling calls
+   * over consecutive chunks, each folding the summary so far.
+   */
+  private async requestSummary(replaced: readonly BaseMessage[], counter: MessageCounter, signal: AbortSignal | undefined): Promise<string> {
+    const instruction = new SystemMessage(
+      `${this.instruction}\n\nKeep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`,
+    );
+    const entries = replaced.map((message) => renderTranscript([message]));
+    const prompt = (summary: string | null, chunk: string) => {
+      const folded = summary === null ? "" : `<conversation_summary>\n${summary}\n</conversation_summary>\n\n`;
+      return new HumanMessage(`${folded}<conversation_to_summarize>\n${chunk}\n</conversation_to_summarize>`);
+    };
+    if (this.maxSummaryInputTokens === undefined) return this.askModel([instruction, prompt(null, entries.join("\n\n"))], signal);
+
+    const tokensOf = async (text: string) => {
+      const counted = countOne(new HumanMessage(text), counter, null);
+      return typeof counted === "number" ? counted : await counted;
+    };
+    const instructionTokens = await tokensOf(String(instruction.content));
+    const queue = [...entries];
+    let summary: string | null = null;
+    while (queue.length > 0) {
+      throwIfAborted(signal);
+      // What this call has left for messages, beside the instruction and the summary so far (in its tags).
+      const budget = this.maxSummaryInputTokens - instructionTokens - (await tokensOf(String(prompt(summary, "").content)));
+      if (budget < 1) {
+        throw new SummarizationError(
+          `the summary so far leaves no room for more messages within \`maxSummaryInputTokens\` (${this.maxSummaryInputTokens})`,
+          "too_large",
+        );
+      }
+      const chunk: string[] = [];
+      let chunkTokens = 0;
+      while (queue.length > 0) {
+        const entry = queue[0]!;
+        // Joined by a blank line: its tokens are counted with the entry, as they are sent.
+        const tokens = await tokensOf(chunk.length === 0 ? entry : `\n\n${entry}`);
+        if (chunkTokens + tokens <= budget) {
+          chunk.push(entry);
+          chunkTokens += tokens;
+          queue.shift();
+          continue;
+        }
+        if (chunk.length === 0) {
+          // One entry longer than a whole call: its head goes now, the rest stays first in line.
+          const head = await headThatFits(entry, budget, tokensOf);
+          chunk.push(head);
+          queue[0] = entry.slice(head.length);
+        }
+        break;
+      }
+      summary = await this.askModel([instruction, prompt(summary, chunk.join("\n\n"))], signal);
+    }
+    return summary!;
+  }
+
+  /** One summary call, retried after transient errors, and its text; throws when it answered no text. */
+  private async askModel(prompt: BaseMessage[], signal: AbortSignal | undefined): Promise<string> {
     const { model } = withOutputLimit(this.model, this.maxSummaryTokens);
-    const reply = await raceAbort(
-      Promise.resolve().then(() => model.invoke(prompt, { runName: SUMMARY_RUN_NAME, tags: [...SUMMARY_RUN_TAGS], ...(signal === undefined ? {} : { signal }) })),
+    const reply = await withRetries(
+      () =>
+        raceAbort(
+          Promise.resolve().then(() => model.invoke(prompt, { runName: SUMMARY_RUN_NAME, tags: [...SUMMARY_RUN_TAGS], ...(signal === undefined ? {} : { signal }) })),
+          signal,
+        ),
+      { retries: this.retries, firstDelayMs: RETRY_FIRST_DELAY_MS },
       signal,
     );
     if (!BaseMessage.isInstance(reply)) {
@@ -403,6 +537,24 @@ export class SummarizationCompactor implements Compactor {
     }
     return text;
   }
+}
+
+/** The first pause before retrying a summary call, doubled for each further retry. */
+const RETRY_FIRST_DELAY_MS = 1_000;
+
+/**
+ * The longest head of `text` within `budget` tokens (at least one
+ * character): at a line end where one falls in the second half, found by
+ * halving from a first guess in proportion to the tokens.
+ */
+async function headThatFits(text: string, budget: number, tokensOf: (text: string) => Promise<number>): Promise<string> {
+  const tokens = await tokensOf(text);
+  let length = Math.max(1, Math.floor((text.length * budget) / Math.max(tokens, 1)));
+  const lineEnd = text.lastIndexOf("\n", length);
+  if (lineEnd > length / 2) length = lineEnd + 1;
+  let head = text.slice(0, length);
+  while (head.length > 1 && (await tokensOf(head)) > budget) head = head.slice(0, Math.ceil(head.length / 2));
+  return head;
 }
 
 /** The message that stands for what a summary replaced. */
