@@ -10,11 +10,17 @@
  * Then the agent-run benchmark (`bench/runs/`): every strategy, ours and the
  * peers, on the same scripted agent runs, which writes its own section of
  * BENCHMARKS.md and its chart. `npm run bench -- --runs` runs only that.
+ *
+ * `npm run bench -- --agents` runs only the agent benchmark (`bench/agents/`:
+ * workloads written apart from the library, bills all in); `--quick` makes
+ * it short, `--write` writes its section of BENCHMARKS.md. No other mode
+ * runs it.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { currentAgentsSection, runAgentBench } from "./agents/main";
 import { compareQuality } from "./quality";
 import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
@@ -193,6 +199,11 @@ function targetsSection(rows: Row[]): string {
 }
 
 async function main(): Promise<void> {
+  // `--agents`: only the agent benchmark (bench/agents/), which writes its own section of BENCHMARKS.md with `--write`.
+  if (process.argv.includes("--agents")) {
+    await runAgentBench({ quick: process.argv.includes("--quick"), write: process.argv.includes("--write") });
+    return;
+  }
   // `--runs`: only the agent-run benchmark (bench/runs/), which writes its own section of BENCHMARKS.md.
   if (process.argv.includes("--runs")) {
     await runRunsBench();
@@ -238,7 +249,9 @@ async function main(): Promise<void> {
     const path = join(__dirname, "..", "BENCHMARKS.md");
     // The agent-run section is written by its own bench: kept as it is here.
     const runs = currentRunsSection();
-    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${runs === "" ? "" : `\n${runs}\n`}`);
+    // So is the agent benchmark's section (`--agents`).
+    const agents = currentAgentsSection();
+    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${runs === "" ? "" : `\n${runs}\n`}${agents === "" ? "" : `\n${agents}\n`}`);
     process.stderr.write(`wrote ${path}\n`);
   }
   await runRunsBench();

@@ -1,0 +1,177 @@
+/**
+ * The rows of the agent benchmark: every strategy runs on `createAgent`
+ * (from `langchain`) as middleware, with a checkpointer, the same window and
+ * the same counter (`tiktokenCounter("o200k_base")`, read through one
+ * memo of its counts). Peers are configured as their own docs show them,
+ * given our trigger (70% of the window) and target (40%) where they take one,
+ * minus the system prompt and tool schemas where they count the messages
+ * only. Ours keep `compactAt`/`compactTo` at their defaults (0.7 / 0.4).
+ *
+ * To add a configuration, add an entry to {@link STRATEGIES}; to change the
+ * configuration the goals are judged on, change {@link RECOMMENDED}.
+ */
+import { RemoveMessage, trimMessages } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { InMemoryStore, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
+import { ClearToolUsesEdit, contextEditingMiddleware, createMiddleware, summarizationMiddleware } from "langchain";
+import type { AgentMiddleware } from "langchain";
+import {
+  createOffloadReaderTool,
+  isSummaryMessage,
+  SlidingWindowCompactor,
+  SummarizationCompactor,
+  ToolResultOffloadCompactor,
+  ToolResultPruningCompactor,
+} from "../../src";
+import type { Compactor, TokenCounter } from "../../src";
+import { compactionMiddleware } from "../../src/integrations/middleware";
+import type { ScriptedSummarizer } from "./summarizer";
+
+/** What every strategy is given. */
+export interface StrategyContext {
+  summarizer: ScriptedSummarizer;
+  /** The bench's counter: `tiktokenCounter("o200k_base")`'s counts, remembered per message. */
+  counter: TokenCounter;
+  /** The same counter, typed as synchronous (it is). */
+  syncCounter: (messages: BaseMessage[]) => number;
+  contextWindow: number;
+  /** Our defaults, given to the peers as their trigger and target. */
+  compactAt: number;
+  compactTo: number;
+  /** Tokens of the system prompt. */
+  systemTokens: number;
+  /** Tokens of the tool schemas: the workload's tools plus `extra`. */
+  schemaTokens: (extra: readonly StructuredToolInterface[]) => number;
+}
+
+/** How a strategy plugs into `createAgent`. */
+export interface StrategySetup {
+  middleware: AgentMiddleware[];
+  /** Tools the strategy adds (the offload reader). */
+  extraTools?: StructuredToolInterface[];
+}
+
+/** One row. */
+export interface Strategy {
+  key: string;
+  label: string;
+  kind: "baseline" | "peer" | "ours";
+  /** Its colour in the chart. */
+  color: string;
+  setup: (context: StrategyContext) => StrategySetup;
+}
+
+/** The configuration the goals are judged on. */
+export const RECOMMENDED = "ours-sum-window";
+
+/** Ours on `createAgent`, defaults for everything but the compactor. */
+function ours(context: StrategyContext, compactor: Compactor | readonly Compactor[], extraTools: StructuredToolInterface[] = []): StrategySetup {
+  const middleware = compactionMiddleware({ contextWindow: context.contextWindow, tokenCounter: context.counter, compactor });
+  return { middleware: [middleware as unknown as AgentMiddleware], extraTools };
+}
+
+const OFFLOAD_NAMESPACE = ["bench", "agents", "tool_results"];
+
+export const STRATEGIES: Strategy[] = [
+  {
+    key: "none",
+    label: "no compaction",
+    kind: "baseline",
+    color: "#d62728",
+    setup: () => ({ middleware: [] }),
+  },
+  {
+    key: "trim",
+    label: "trimMessages (beforeModel middleware)",
+    kind: "peer",
+    color: "#e6a700",
+    setup: (context) => {
+      // The docs' pattern for createAgent (short-term memory, "Trim messages"): a beforeModel middleware that replaces
+      // the state's messages with the trimmed ones; the trimming is `trimMessages` as its own docs show it for chat
+      // history, capped at our trigger level minus the system prompt and tools, which it does not see.
+      const maxTokens = Math.floor(context.contextWindow * context.compactAt) - context.systemTokens - context.schemaTokens([]);
+      const middleware = createMiddleware({
+        name: "TrimMessages",
+        beforeModel: async (state) => {
+          const messages = state.messages;
+          const trimmed = await trimMessages(messages, { maxTokens, strategy: "last", tokenCounter: context.syncCounter, startOn: "human", endOn: ["human", "tool"] });
+          if (trimmed.length === messages.length) return undefined;
+          return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...trimmed] };
+        },
+      });
+      return { middleware: [middleware as unknown as AgentMiddleware] };
+    },
+  },
+  {
+    key: "lc-summarization",
+    label: "LangChain summarizationMiddleware",
+    kind: "peer",
+    color: "#ff7f0e",
+    setup: (context) => {
+      // It counts the state's messages only: its thresholds leave room for the prompt and the tools.
+      const overhead = context.systemTokens + context.schemaTokens([]);
+      const middleware = summarizationMiddleware({
+        model: context.summarizer,
+        trigger: { tokens: Math.floor(context.contextWindow * context.compactAt) - overhead },
+        keep: { tokens: Math.floor(context.contextWindow * context.compactTo) - overhead },
+        tokenCounter: context.counter,
+      });
+      return { middleware: [middleware as unknown as AgentMiddleware] };
+    },
+  },
+  {
+    key: "lc-context-editing",
+    label: "LangChain contextEditingMiddleware (ClearToolUsesEdit)",
+    kind: "peer",
+    color: "#1f77b4",
+    setup: (context) => {
+      // `tokenCountMethod: "model"` counts the system prompt too (our counter, through the model); not the tools.
+      // `keep` stays at the documented default (the 3 newest results): it counts results, not a size to reach.
+      const middleware = contextEditingMiddleware({
+        edits: [new ClearToolUsesEdit({ trigger: { tokens: Math.floor(context.contextWindow * context.compactAt) - context.schemaTokens([]) }, keep: { messages: 3 } })],
+        tokenCountMethod: "model",
+      });
+      return { middleware: [middleware as unknown as AgentMiddleware] };
+    },
+  },
+  {
+    key: "ours-window",
+    label: "ours: sliding window",
+    kind: "ours",
+    color: "#2ca02c",
+    setup: (context) => ours(context, new SlidingWindowCompactor()),
+  },
+  {
+    key: "ours-prune-window",
+    label: "ours: pruning → sliding window",
+    kind: "ours",
+    color: "#9467bd",
+    setup: (context) => ours(context, [new ToolResultPruningCompactor(), new SlidingWindowCompactor()]),
+  },
+  {
+    key: "ours-offload-window",
+    label: "ours: offloading → sliding window",
+    kind: "ours",
+    color: "#8c564b",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return ours(context, [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE }), new SlidingWindowCompactor()], [reader]);
+    },
+  },
+  {
+    key: "ours-sum-window",
+    label: "ours: summarization → sliding window (summaries protected)",
+    kind: "ours",
+    color: "#bcbd22",
+    setup: (context) => ours(context, [new SummarizationCompactor({ model: context.summarizer }), new SlidingWindowCompactor({ protect: isSummaryMessage })]),
+  },
+];
+
+/** The strategy of `key`. */
+export function strategyOf(key: string): Strategy {
+  const strategy = STRATEGIES.find((entry) => entry.key === key);
+  if (strategy === undefined) throw new RangeError(`no strategy ${JSON.stringify(key)}; known: ${STRATEGIES.map((s) => s.key).join(", ")}`);
+  return strategy;
+}
