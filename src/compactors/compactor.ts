@@ -1,6 +1,19 @@
-import type { BaseMessage } from "@langchain/core/messages";
+import { BaseMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { TokenCounterLike } from "../counting/types";
+import { assertTools, describeValue } from "../errors";
 import type { CompactionReport } from "./report";
+
+/** A tool as a model is bound to it: a LangChain tool, or an already converted definition. */
+export type ToolLike = StructuredToolInterface | Record<string, unknown>;
+
+/** What a model request carries besides its message list, as the model was sent it. */
+export interface ModelRequestContext {
+  /** A system prompt held outside the message list (as `createAgent` holds it). */
+  systemMessage?: BaseMessage | null;
+  /** The tools bound to the model. */
+  tools?: readonly ToolLike[];
+}
 
 /** Per-call options every compactor accepts. */
 export interface CompactOptions {
@@ -10,6 +23,38 @@ export interface CompactOptions {
    * half-applied: a compactor only returns a new list, it never edits its input.
    */
   signal?: AbortSignal;
+  /**
+   * What the model's request carries besides the messages being compacted,
+   * when the caller knows it (the integrations pass it). A summary stage that
+   * sends the conversation as the model last saw it (`summaryPrompt:
+   * "conversation"`) sends these too, so the provider's prompt cache serves
+   * that prefix.
+   */
+  request?: ModelRequestContext;
+  /**
+   * What the agent or the user asked this compaction to keep (the compaction
+   * tool's argument): a summary stage hands it to its model; other stages
+   * ignore it.
+   */
+  instructions?: string;
+}
+
+/** Throws a `TypeError` naming the bad field unless `request` and `instructions` of compaction options are well formed. */
+export function assertRequestOptions(options: CompactOptions | undefined): void {
+  if (options === undefined) return;
+  const { request, instructions } = options;
+  if (instructions !== undefined && typeof instructions !== "string") {
+    throw new TypeError(`\`instructions\` must be a string, got ${describeValue(instructions)}`);
+  }
+  if (request === undefined) return;
+  if (typeof request !== "object" || request === null || Array.isArray(request)) {
+    throw new TypeError(`\`request\` must be an object ({ systemMessage, tools }), got ${describeValue(request)}`);
+  }
+  const { systemMessage, tools } = request;
+  if (systemMessage !== undefined && systemMessage !== null && !BaseMessage.isInstance(systemMessage)) {
+    throw new TypeError(`\`request.systemMessage\` must be a message or null, got ${describeValue(systemMessage)}`);
+  }
+  if (tools !== undefined) assertTools(tools, "request.tools");
 }
 
 /**

@@ -14,14 +14,17 @@ import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { withOutputLimit } from "./bounded-model";
 import { CircuitBreaker } from "./circuit-breaker";
 import { withRetries } from "./transient-errors";
-import type { CompactOptions, Compactor } from "./compactor";
+import { assertRequestOptions } from "./compactor";
+import type { CompactOptions, Compactor, ModelRequestContext, ToolLike } from "./compactor";
 import { countOne } from "./count-one";
 import { assertProtect, pinnedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, StageFailure } from "./report";
 import { assertConversation } from "./sliding-window";
 import { stageReport, unchangedReport } from "./stage-report";
-import { renderTranscript } from "./transcript";
+import { contentText, renderTranscript } from "./transcript";
+import { toolCallsIn } from "../messages/exchanges";
+import { isTool } from "../messages/roles";
 
 /** The `strategy` of summaries and of this stage's reports. */
 const STRATEGY = "summarization";
@@ -129,6 +132,18 @@ export interface SummarizationCompactorOptions {
    */
   maxSummaryInputTokens?: number;
   /**
+   * What a summary call is sent. `"transcript"` (default): the instruction
+   * and a plain transcript of only the messages being replaced.
+   * `"conversation"`: the conversation as the model last saw it (with the
+   * system prompt and tools the integration passes in `options.request`),
+   * followed by a request to summarize its oldest stretch: when the summary
+   * model is the agent's own model, a provider's prompt cache serves all of
+   * it but the request, so the call costs a fraction of a transcript's. Used
+   * when the stretch is one unbroken run of messages and the conversation
+   * fits `maxSummaryInputTokens`; otherwise the call is a transcript.
+   */
+  summaryPrompt?: "transcript" | "conversation";
+  /**
    * Messages never summarized, nor the messages they must stay with (see
    * `SlidingWindowCompactorOptions.protect`); asked once per message of the
    * input, with its index there, however many summaries the compaction writes.
@@ -211,6 +226,8 @@ export class SummarizationCompactor implements Compactor {
   readonly retries: number;
   /** The most one summary call is sent, in tokens (`undefined`: no limit). */
   readonly maxSummaryInputTokens: number | undefined;
+  /** What a summary call is sent (see {@link SummarizationCompactorOptions.summaryPrompt}). */
+  readonly summaryPrompt: "transcript" | "conversation";
   /** The circuit breaker of this instance's summary calls (`null`: none). */
   private readonly breaker: CircuitBreaker | null;
 
@@ -227,6 +244,7 @@ export class SummarizationCompactor implements Compactor {
       retries = 2,
       circuitBreaker = { failures: 3, coolDownMs: 60_000 },
       maxSummaryInputTokens,
+      summaryPrompt = "transcript",
       protect,
       cache = sharedTokenCountCache,
     } = options;
@@ -248,6 +266,9 @@ export class SummarizationCompactor implements Compactor {
       assertWholeNumber("circuitBreaker.failures", circuitBreaker.failures, 1);
       assertWholeNumber("circuitBreaker.coolDownMs", circuitBreaker.coolDownMs);
     }
+    if (summaryPrompt !== "transcript" && summaryPrompt !== "conversation") {
+      throw new RangeError(`\`summaryPrompt\` must be "transcript" or "conversation", got ${describeValue(summaryPrompt)}`);
+    }
     if (maxSummaryInputTokens !== undefined) {
       assertWholeNumber("maxSummaryInputTokens", maxSummaryInputTokens, 1);
       // Each call must leave room for the summary so far and some messages beside the instruction.
@@ -268,6 +289,7 @@ export class SummarizationCompactor implements Compactor {
     this.cache = cache;
     this.retries = retries;
     this.maxSummaryInputTokens = maxSummaryInputTokens;
+    this.summaryPrompt = summaryPrompt;
     this.breaker = circuitBreaker === null ? null : new CircuitBreaker(circuitBreaker.failures, circuitBreaker.coolDownMs);
   }
 
@@ -291,6 +313,7 @@ export class SummarizationCompactor implements Compactor {
     assertConversation(messages);
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
+    assertRequestOptions(options);
     const signal = options?.signal;
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounter);
@@ -313,7 +336,7 @@ export class SummarizationCompactor implements Compactor {
     while (working.total > targetTokens) {
       const plan = this.plan(working, targetTokens);
       if (plan === null) break;
-      const next = await this.summarize(working, plan, counter, signal, failures);
+      const next = await this.summarize(working, plan, counter, options, failures);
       if (next === null) break;
       const originals = plan.indices.flatMap((index) => {
         const replaced = working.messages[index]!;
@@ -401,10 +424,10 @@ export class SummarizationCompactor implements Compactor {
     working: Working,
     plan: SummaryPlan,
     counter: MessageCounter,
-    signal: AbortSignal | undefined,
+    options: CompactOptions | undefined,
     failures: StageFailure[],
   ): Promise<Working | null> {
-    const replaced = plan.indices.map((index) => working.messages[index]!);
+    const signal = options?.signal;
     let summary: HumanMessage;
     let summaryTokens: number;
     try {
@@ -414,7 +437,7 @@ export class SummarizationCompactor implements Compactor {
           "circuit_open",
         );
       }
-      const text = await this.requestSummary(replaced, counter, signal);
+      const text = await this.requestSummary(working, plan, counter, options);
       summary = summaryMessage(text, plan);
       const counted = countOne(summary, counter, this.cache);
       summaryTokens = typeof counted === "number" ? counted : await counted;
@@ -461,11 +484,18 @@ export class SummarizationCompactor implements Compactor {
    * text. Within `maxSummaryInputTokens`, one call; past it, rolling calls
    * over consecutive chunks, each folding the summary so far.
    */
-  private async requestSummary(replaced: readonly BaseMessage[], counter: MessageCounter, signal: AbortSignal | undefined): Promise<string> {
-    const instruction = new SystemMessage(
-      `${this.instruction}\n\nKeep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`,
-    );
-    const entries = replaced.map((message) => renderTranscript([message]));
+  private async requestSummary(working: Working, plan: SummaryPlan, counter: MessageCounter, options: CompactOptions | undefined): Promise<string> {
+    const signal = options?.signal;
+    const asked = options?.instructions?.trim() ? `\n\nThis compaction was asked to keep in particular: ${options.instructions.trim()}` : "";
+    const sizeRule = `Keep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`;
+    if (this.summaryPrompt === "conversation") {
+      const prompt = this.conversationPrompt(working, plan, options?.request, `${sizeRule}${asked}`);
+      if (prompt !== null && (this.maxSummaryInputTokens === undefined || (await totalTokens(prompt, counter)) <= this.maxSummaryInputTokens)) {
+        return this.askModel(prompt, signal, options?.request?.tools);
+      }
+    }
+    const instruction = new SystemMessage(`${this.instruction}\n\n${sizeRule}${asked}`);
+    const entries = plan.indices.map((index) => renderTranscript([working.messages[index]!]));
     const prompt = (summary: string | null, chunk: string) => {
       const folded = summary === null ? "" : `<conversation_summary>\n${summary}\n</conversation_summary>\n\n`;
       return new HumanMessage(`${folded}<conversation_to_summarize>\n${chunk}\n</conversation_to_summarize>`);
@@ -514,9 +544,32 @@ export class SummarizationCompactor implements Compactor {
     return summary!;
   }
 
+  /**
+   * The summary request of `"conversation"` mode: the request prefix as the
+   * model saw it (outside system prompt, then every message), then a user
+   * message asking for a summary of the stretch, named by where it begins
+   * and ends; `null` when the stretch is not one unbroken run.
+   */
+  private conversationPrompt(working: Working, plan: SummaryPlan, request: ModelRequestContext | undefined, rules: string): BaseMessage[] | null {
+    const { indices } = plan;
+    const first = indices[0]!;
+    const last = indices[indices.length - 1]!;
+    if (last - first + 1 !== indices.length) return null;
+    const { messages } = working;
+    const ask = new HumanMessage(
+      `${CONVERSATION_SUMMARY_REQUEST}\n\n` +
+        `Summarize only the ${indices.length} messages from ${describeBoundary(messages[first]!)} up to, but not including, ` +
+        `${last + 1 < messages.length ? describeBoundary(messages[last + 1]!) : "the end"}: they will be replaced by your summary, ` +
+        `and everything after them stays as it is. Do not call any tool; answer with the summary only.\n\n${this.instruction}\n\n${rules}`,
+    );
+    const systemMessage = request?.systemMessage;
+    return [...(systemMessage ? [systemMessage] : []), ...messages, ask];
+  }
+
   /** One summary call, retried after transient errors, and its text; throws when it answered no text. */
-  private async askModel(prompt: BaseMessage[], signal: AbortSignal | undefined): Promise<string> {
-    const { model } = withOutputLimit(this.model, this.maxSummaryTokens);
+  private async askModel(prompt: BaseMessage[], signal: AbortSignal | undefined, tools?: readonly ToolLike[]): Promise<string> {
+    const { model: limited } = withOutputLimit(this.model, this.maxSummaryTokens);
+    const model = withTools(limited, tools);
     const reply = await withRetries(
       () =>
         raceAbort(
@@ -537,6 +590,40 @@ export class SummarizationCompactor implements Compactor {
     }
     return text;
   }
+}
+
+/** Opens the user message of a `"conversation"` summary request (a model serving an agent sees it as a task of its own). */
+export const CONVERSATION_SUMMARY_REQUEST = "[Context compaction] Before we go on, write a summary of an earlier part of this conversation.";
+
+/** How a summary request names a message: its role and the beginning of its text, or its calls when it has no text. */
+function describeBoundary(message: BaseMessage): string {
+  const text = contentText(message.content).replace(/\s+/g, " ").trim();
+  const role = isTool(message) ? "tool result" : message.type === "human" ? "user message" : message.type === "ai" ? "assistant message" : `${message.type} message`;
+  if (text !== "") return `the ${role} that begins «${text.slice(0, 80)}»`;
+  const calls = toolCallsIn(message).map((call) => call.name ?? "a tool");
+  return calls.length > 0 ? `the ${role} that calls ${calls.join(", ")}` : `the empty ${role}`;
+}
+
+/** `model` with `tools` bound (as the agent's model is), or `model` itself when there are none or it cannot bind them. */
+function withTools(model: SummaryModel, tools: readonly ToolLike[] | undefined): SummaryModel {
+  const bind = (model as { bindTools?: (tools: ToolLike[]) => unknown }).bindTools;
+  if (tools === undefined || tools.length === 0 || typeof bind !== "function") return model;
+  try {
+    const bound = bind.call(model, [...tools]) as Partial<SummaryModel> | null;
+    return typeof bound?.invoke === "function" ? (bound as SummaryModel) : model;
+  } catch {
+    return model;
+  }
+}
+
+/** The tokens of `messages` under `counter`, awaiting an asynchronous one. */
+async function totalTokens(messages: readonly BaseMessage[], counter: MessageCounter): Promise<number> {
+  let total = 0;
+  for (const message of messages) {
+    const counted = countOne(message, counter, null);
+    total += typeof counted === "number" ? counted : await counted;
+  }
+  return total;
 }
 
 /** The first pause before retrying a summary call, doubled for each further retry. */

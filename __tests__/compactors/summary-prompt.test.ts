@@ -1,0 +1,87 @@
+/**
+ * The two ways a summary call is sent: a transcript of the stretch alone (the default), or the conversation as the
+ * model last saw it (system prompt and tools included) followed by a request naming the stretch, so that a provider's
+ * prompt cache serves everything before that request.
+ */
+import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod/v4";
+import { isSummaryMessage, SummarizationCompactor } from "../../src";
+import { CONVERSATION_SUMMARY_REQUEST } from "../../src/compactors/summarization";
+import { ScriptedChatModel } from "../../src/testing";
+import { lengthCounter } from "../support/stages";
+
+const search = tool(async () => "r", { name: "search", description: "Searches.", schema: z.object({ q: z.string() }) });
+
+function chat(): BaseMessage[] {
+  const messages: BaseMessage[] = [new SystemMessage("Rules in the list.")];
+  for (let turn = 0; turn < 6; turn += 1) {
+    messages.push(new HumanMessage(`question ${turn} ${"q".repeat(120)}`));
+    messages.push(new AIMessage({ content: "", tool_calls: [{ id: `c${turn}`, name: "search", args: { q: `${turn}` }, type: "tool_call" }] }));
+    messages.push(new ToolMessage({ tool_call_id: `c${turn}`, name: "search", content: `result ${turn} ${"r".repeat(200)}` }));
+    messages.push(new AIMessage(`answer ${turn}`));
+  }
+  messages.push(new HumanMessage("the task"));
+  return messages;
+}
+
+const summarizer = () => new ScriptedChatModel({ reply: () => "the summary", usage: false });
+
+describe("summaryPrompt: \"conversation\"", () => {
+  test("sends the outside system prompt, every message as it stands, and a request naming where the stretch begins and ends, with the agent's tools bound", async () => {
+    const model = summarizer();
+    const messages = chat();
+    const systemMessage = new SystemMessage("You are a research agent.");
+    const stage = new SummarizationCompactor({ model, summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null });
+    const report = await stage.compactWithReport(messages, 900, lengthCounter, { request: { systemMessage, tools: [search] }, instructions: "keep the result numbers" });
+    expect(model.calls).toHaveLength(1);
+    const sent = model.calls[0]!;
+    // The prefix is exactly what the model was sent last: the outside prompt, then the list itself (same objects).
+    expect(sent.messages[0]).toBe(systemMessage);
+    expect(sent.messages.slice(1, 1 + messages.length)).toEqual(messages);
+    expect(sent.messages).toHaveLength(messages.length + 2);
+    expect(sent.tools).toEqual(["search"]);
+    const ask = String(sent.messages.at(-1)!.content);
+    expect(ask.startsWith(CONVERSATION_SUMMARY_REQUEST)).toBe(true);
+    const replaced = report.standsFor![0]!.originals;
+    expect(ask).toContain(`Summarize only the ${replaced.length} messages from the user message that begins «question 0`);
+    const next = messages[messages.indexOf(replaced.at(-1)!) + 1]!;
+    expect(ask).toContain(`up to, but not including, the user message that begins «${String(next.content).slice(0, 20)}`);
+    expect(ask).toContain("keep the result numbers");
+    expect(report.messages!.filter((message) => isSummaryMessage(message))).toHaveLength(1);
+  });
+
+  test("a stretch with a gap in it (a protected message) is sent as a transcript", async () => {
+    const model = summarizer();
+    const messages = chat();
+    const pinned = messages[5]!;
+    const stage = new SummarizationCompactor({ model, summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null, protect: (message) => message === pinned });
+    await stage.compactWithReport(messages, 900, lengthCounter);
+    expect(model.calls[0]!.messages).toHaveLength(2);
+    expect(String(model.calls[0]!.messages[1]!.content)).toMatch(/^<conversation_to_summarize>/);
+  });
+
+  test("a conversation over maxSummaryInputTokens is sent as a transcript", async () => {
+    const model = summarizer();
+    const stage = new SummarizationCompactor({ model, summaryPrompt: "conversation", maxSummaryTokens: 50, maxSummaryInputTokens: 4_000, cache: null, circuitBreaker: null });
+    await stage.compactWithReport(chat(), 900, lengthCounter);
+    for (const call of model.calls) expect(String(call.messages.at(-1)!.content)).toMatch(/^<conversation_to_summarize>/);
+  });
+
+  test("the default is a transcript of the stretch alone, with any instructions", async () => {
+    const model = summarizer();
+    await new SummarizationCompactor({ model, maxSummaryTokens: 50, cache: null, circuitBreaker: null }).compactWithReport(chat(), 900, lengthCounter, { instructions: "keep the numbers" });
+    const [system, transcript] = model.calls[0]!.messages;
+    expect(system!.type).toBe("system");
+    expect(String(system!.content)).toContain("keep the numbers");
+    expect(String(transcript!.content)).toMatch(/^<conversation_to_summarize>/);
+    expect(model.calls[0]!.tools).toEqual([]);
+  });
+
+  test("bad options are named", async () => {
+    expect(() => new SummarizationCompactor({ model: summarizer(), summaryPrompt: "cached" as never })).toThrow('`summaryPrompt` must be "transcript" or "conversation", got "cached"');
+    const stage = new SummarizationCompactor({ model: summarizer(), cache: null });
+    await expect(stage.compact(chat(), 900, lengthCounter, { instructions: 7 as never })).rejects.toThrow("`instructions` must be a string, got 7");
+    await expect(stage.compact(chat(), 900, lengthCounter, { request: { tools: [null] } as never })).rejects.toThrow(/^`request.tools\[0\]` must be a tool/);
+  });
+});
