@@ -52,7 +52,7 @@ export class ScriptedSummarizer extends BaseChatModel {
 
   /** The summary of `messages` (pure: what {@link _generate} answers). */
   summarize(messages: readonly BaseMessage[]): string {
-    const text = requestText(messages);
+    const text = textToSummarize(messages);
     const tokensOf = (line: string) => this.log.tokens.of(new AIMessage(line));
     const narrative = `Earlier, the user and the assistant exchanged ${messages.length > 1 ? "several messages" : "a conversation"} of about ${Math.round(text.length / 1000)}k characters; the identifiers it mentioned follow, in order, copied exactly.`;
     const kept = [narrative];
@@ -78,4 +78,24 @@ export class ScriptedSummarizer extends BaseChatModel {
     this.log.record("summary", messages, "", message);
     return { generations: [{ text: message.text, message }] };
   }
+}
+
+/**
+ * What a summary request asks to be summarized. Usually all of it (a transcript, or LangChain's prompt with the
+ * messages to summarize). A request that ends by naming a stretch of the conversation before it, by quoting where it
+ * begins and where it ends ("from «...» up to, but not including, «...»", as a summary request that resends the
+ * whole conversation for the provider's cache does), is read as a model following that instruction would: only the
+ * text between the two quotes, the quoted start included.
+ */
+function textToSummarize(messages: readonly BaseMessage[]): string {
+  const last = messages.at(-1);
+  const ask = last === undefined ? "" : requestText([last]);
+  const stretch = /from [^«]*«([^»]*)»[^«]*?up to, but not including, (?:[^«]*«([^»]*)»|the end)/.exec(ask);
+  if (stretch === null) return requestText(messages);
+  const before = requestText(messages.slice(0, -1));
+  const start = before.indexOf(stretch[1]!.replace(/…$/, ""));
+  if (start < 0) return requestText(messages);
+  const endQuote = stretch[2];
+  const end = endQuote === undefined ? before.length : before.indexOf(endQuote, start + 1);
+  return before.slice(start, end < 0 ? before.length : end);
 }

@@ -597,7 +597,8 @@ export const CONVERSATION_SUMMARY_REQUEST = "[Context compaction] Before we go o
 
 /** How a summary request names a message: its role and the beginning of its text, or its calls when it has no text. */
 function describeBoundary(message: BaseMessage): string {
-  const text = contentText(message.content).replace(/\s+/g, " ").trim();
+  // The first line as it stands (up to 80 characters), so the quote is found verbatim in the conversation above.
+  const text = contentText(message.content).trimStart().split("\n", 1)[0]!.trimEnd();
   const role = isTool(message) ? "tool result" : message.type === "human" ? "user message" : message.type === "ai" ? "assistant message" : `${message.type} message`;
   if (text !== "") return `the ${role} that begins «${text.slice(0, 80)}»`;
   const calls = toolCallsIn(message).map((call) => call.name ?? "a tool");
