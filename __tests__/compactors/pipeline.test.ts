@@ -1,5 +1,5 @@
 /**
- * CompactionPipeline (issue 10): stages in order on the previous output,
+ * CompactionPipeline: stages in order on the previous output,
  * stopping at the first that reaches the target, with a report relative to
  * the pipeline's input.
  */

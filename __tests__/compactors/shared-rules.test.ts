@@ -1,5 +1,5 @@
 /**
- * Rules every stage shares (issue 10): compaction metadata that survives
+ * Rules every stage shares: compaction metadata that survives
  * stores and checkpointers, `isCompactionMessage`, `protect` on the sliding
  * window, and `options.signal`.
  */

@@ -1,5 +1,5 @@
 /**
- * Properties of every stage and of pipelines (issue 10), each on FC_RUNS
+ * Properties of every stage and of pipelines, each on FC_RUNS
  * (default 1,000) random cases: messy histories (see `support/messy.ts`) for
  * "never throws, leaves the input unchanged, keeps protected messages,
  * reports what it did, is idempotent where that holds", and well-formed

@@ -1,5 +1,5 @@
 /**
- * SummarizationCompactor (issue 10, stage 2): the four tiers, the summary
+ * SummarizationCompactor: the four tiers, the summary
  * message, the model call, and the transactional failure rules, with a
  * scripted summary model (success, throws, empty, too large, hangs).
  */

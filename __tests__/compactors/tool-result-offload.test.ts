@@ -1,5 +1,5 @@
 /**
- * ToolResultOffloadCompactor and its reader tool (issue 10, stage 3), over
+ * ToolResultOffloadCompactor and its reader tool, over
  * LangGraph's InMemoryStore and the real PostgresStore.
  */
 import { BaseMessage, ToolMessage } from "@langchain/core/messages";

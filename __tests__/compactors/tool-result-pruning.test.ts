@@ -1,5 +1,5 @@
 /**
- * ToolResultPruningCompactor (issue 10, stage 1): one test per rule, with a
+ * ToolResultPruningCompactor: one test per rule, with a
  * counter of one token per character so every expectation is worked out by hand.
  */
 import { BaseMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, ToolMessage } from "@langchain/core/messages";

@@ -1,6 +1,5 @@
 /**
- * A database connection that drops while a commit-mode rewrite holds it never kills the process (issue 31, item
- * 7): the call rejects with the connection's own error (or, when the drop came after COMMIT, resolves), and the
+ * A database connection that drops while a commit-mode rewrite holds it never kills the process: the call rejects with the connection's own error (or, when the drop came after COMMIT, resolves), and the
  * store holds exactly the old list or exactly the new one, plus what was appended meanwhile. PostgreSQL backends
  * are terminated with `pg_terminate_backend` after each statement of the rewrite in turn, in a child process whose
  * exit code shows an unhandled `'error'`; Redis connections are cut with `CLIENT KILL`. Real servers (REDIS_URL,

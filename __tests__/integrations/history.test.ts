@@ -411,7 +411,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
 
 // ---------------------------------------------------------------------------
 // Concurrency guarantees per store, the refused commit, ordering of calls, and
-// the rules a mutation of the wrapper would break (issue 9 §4/§5, issue 12).
+// the rules a mutation of the wrapper would break.
 // ---------------------------------------------------------------------------
 
 /** A promise with its resolve/reject outside, to hold a step at an exact point. */
