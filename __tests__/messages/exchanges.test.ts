@@ -201,3 +201,12 @@ describe("exchangesOf: the rules, one each", () => {
     }
   });
 });
+
+describe("exchangesOf: repeated ids", () => {
+  test("messages asking for the same id are joined only when a result answers it", () => {
+    const unanswered = [asking("tool_calls", ["a"]), asking("tool_calls", ["a"])];
+    expect(exchangesOf(unanswered).members.map((list) => [...list])).toEqual([[0], [1]]);
+    const answered = [...unanswered, resultOf("a")];
+    expect(exchangesOf(answered).members.map((list) => [...list])).toEqual([[0, 1, 2]]);
+  });
+});

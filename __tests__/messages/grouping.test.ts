@@ -1,143 +1,24 @@
 /**
- * The layout's grouping rules against an independent reference.
- *
- * `layout-reuse.test.ts` holds a remembered layout equal to a fresh one, but
- * both come from the same engine: a mistake in the grouping they share (where
- * a result goes, which units an answered id joins, the kind and position of a
- * joined group, what stays loose) passes it. Here a plain reference, written
- * from the rules in `layout.ts`'s comments with a naive union-find and no
- * reuse, must agree with `layoutConversation` (and `freshLayout`) on small
- * conversations built to reach every rule often: a pool of five call ids, so
- * results come before their calls, ids repeat across AI messages, a call in
- * history is answered after the task, results lose their id, summaries and
- * notes stand anywhere; and through appends, edits, removals and truncations
- * of one conversation, which drive the engine's undo and relay paths.
+ * The layout engine (`layoutConversation`, `freshLayout`: `src/messages/layout.ts`) against the grouping rules as
+ * `src/messages/grouping.ts` states them (`groupConversation`, written plainly with no reuse): they must agree on
+ * small conversations built to reach every rule often (a pool of five call ids, so results come before their
+ * calls, ids repeat across AI messages, a call in history is answered after the task, results lose their id,
+ * summaries and notes stand anywhere), and through appends, edits, removals and truncations of one conversation,
+ * which drive the engine's undo and relay paths.
  */
 import { isDeepStrictEqual } from "node:util";
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
-import { toolCallIdsOf, toolCallsIn } from "../../src/messages/exchanges";
-import { isSummaryMessage } from "../../src/messages/compaction-metadata";
+import { toolCallIdsOf } from "../../src/messages/exchanges";
+import { groupConversation } from "../../src/messages/grouping";
 import { freshLayout, layoutCheckedConversation, layoutConversation } from "../../src/messages/layout";
-import type { ConversationLayout, MessageGroup } from "../../src/messages/layout";
-import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
-import { roleOf, toolCallIdOf } from "../../src/messages/roles";
+import type { ConversationLayout } from "../../src/messages/layout";
+import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
+import { toolCallIdOf } from "../../src/messages/roles";
 import { assertOnSeeds, describeSeeds } from "../support/seeds";
 
 const budget = Number(process.env.FC_RUNS ?? 300);
 console.log(`fast-check seeds: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
-
-// ---------------------------------------------------------------------------
-// The reference
-
-type Code = "system" | "human" | "note" | "summary" | "ai" | "tool" | "other";
-
-function codeOf(message: BaseMessage): Code {
-  const role = roleOf(message);
-  if (role !== "human") return role;
-  if (compactionNoteMetadata(message) !== undefined) return "note";
-  return isSummaryMessage(message) ? "summary" : "human";
-}
-
-type Kind = "loose" | "turn" | "step";
-const RANK: Record<Kind, number> = { loose: 0, turn: 1, step: 2 };
-
-/**
- * The layout of `messages` by the rules, computed the slow, obvious way:
- * one walk that opens units, then every answered id joins all its callers and
- * results into one group (a naive union-find), then groups are read off.
- */
-function referenceLayout(messages: readonly BaseMessage[]): ConversationLayout {
-  const n = messages.length;
-  const codes = messages.map(codeOf);
-  let systemEnd = 0;
-  while (systemEnd < n && codes[systemEnd] === "system") systemEnd += 1;
-  let anchor = -1;
-  for (let i = n - 1; i >= systemEnd; i -= 1) {
-    if (codes[i] === "human") {
-      anchor = i;
-      break;
-    }
-  }
-  const callers = new Map<string, number[]>();
-  messages.forEach((message, i) => {
-    if (codes[i] !== "ai") return;
-    for (const id of toolCallIdsOf(message)) {
-      const list = callers.get(id) ?? [];
-      if (!list.includes(i)) list.push(i);
-      callers.set(id, list);
-    }
-  });
-  const asksForTools = (i: number): boolean => codes[i] === "ai" && toolCallsIn(messages[i]!).length > 0;
-
-  const units: { kind: Kind; head: number }[] = [];
-  const open = (kind: Kind, head: number): number => units.push({ kind, head }) - 1;
-  const unitOf = new Map<number, number>();
-  const notes: number[] = [];
-  const answering: number[] = [];
-  let turn = -1;
-  let step = -1;
-  let caller = -1;
-  for (let i = systemEnd; i < n; i += 1) {
-    const code = codes[i]!;
-    if (i === anchor || code === "note") {
-      if (code === "note") notes.push(i);
-      caller = -1;
-      if (i === anchor) step = -1;
-      continue;
-    }
-    const inHistory = i < anchor;
-    if (code === "tool") {
-      const id = toolCallIdOf(messages[i]!);
-      if (id !== undefined && callers.has(id)) answering.push(i);
-      else if (id === undefined && caller >= 0) unitOf.set(i, caller);
-      else if (inHistory && turn >= 0) unitOf.set(i, turn);
-      else unitOf.set(i, open("loose", i));
-      continue;
-    }
-    let unit: number;
-    if (inHistory) {
-      if (code === "human" || code === "summary") turn = open("turn", i);
-      unit = turn >= 0 ? turn : open("loose", i);
-    } else if (code === "ai" || code === "summary" || step < 0) {
-      step = open("step", i);
-      unit = step;
-    } else {
-      unit = step;
-    }
-    unitOf.set(i, unit);
-    caller = asksForTools(i) ? unit : -1;
-  }
-
-  const parent = units.map((_, u) => u);
-  const find = (u: number): number => (parent[u] === u ? u : find(parent[u]!));
-  for (const result of answering) {
-    const [first, ...others] = callers.get(toolCallIdOf(messages[result]!)!)!;
-    const unit = unitOf.get(first!)!;
-    for (const other of others) parent[find(unitOf.get(other)!)] = find(unit);
-    unitOf.set(result, unit);
-  }
-
-  const groups = new Map<number, { kind: Kind; head: number; members: number[] }>();
-  units.forEach((unit, u) => {
-    const root = find(u);
-    const group = groups.get(root) ?? { kind: unit.kind, head: unit.head, members: [] };
-    if (RANK[unit.kind] > RANK[group.kind]) group.kind = unit.kind;
-    group.head = Math.max(group.head, unit.head);
-    groups.set(root, group);
-  });
-  for (const [index, unit] of unitOf) groups.get(find(unit))!.members.push(index);
-  const all = [...groups.values()].sort((a, b) => a.head - b.head);
-  const asGroup = (g: { kind: Kind; head: number; members: number[] }): MessageGroup => ({ kind: g.kind as "turn" | "step", members: [...g.members].sort((a, b) => a - b), order: g.head });
-  return {
-    systemEnd,
-    anchor,
-    turns: all.filter((g) => g.kind === "turn").map(asGroup),
-    steps: all.filter((g) => g.kind === "step").map(asGroup),
-    notes,
-    loose: all.filter((g) => g.kind === "loose").flatMap((g) => g.members).sort((a, b) => a - b),
-  };
-}
 
 // ---------------------------------------------------------------------------
 // Conversations that reach every rule
@@ -220,7 +101,7 @@ function buildConversation(plan: { system: number; ops: Op[] }): BaseMessage[] {
 }
 
 function expectReference(actual: ConversationLayout, messages: readonly BaseMessage[], label: string): void {
-  const expected = referenceLayout(messages);
+  const expected = groupConversation(messages);
   // Plain objects on both sides; jest's matcher only on a mismatch, for its diff.
   const plain = JSON.parse(JSON.stringify(actual)) as ConversationLayout;
   if (!isDeepStrictEqual(plain, expected)) expect({ label, layout: plain }).toEqual({ label, layout: expected });
@@ -263,7 +144,7 @@ describe("the layout follows its rules (an independent reference)", () => {
       notes: [5],
       loose: [12, 14],
     };
-    expect(referenceLayout(messages)).toEqual(expected);
+    expect(groupConversation(messages)).toEqual(expected);
     expect(freshLayout(messages)).toEqual(expected);
     expect(layoutConversation(messages)).toEqual(expected);
   });
@@ -273,7 +154,7 @@ describe("the layout follows its rules (an independent reference)", () => {
     assertOnSeeds(
       fc.property(conversation, (plan) => {
         const messages = buildConversation(plan);
-        const expected = referenceLayout(messages);
+        const expected = groupConversation(messages);
         expectReference(freshLayout(messages), messages, "fresh");
         expectReference(layoutConversation(messages), messages, "remembered");
         if (expected.loose.length > 0) reached.loose += 1;
@@ -354,7 +235,7 @@ describe("a continued layout hands out again what did not change", () => {
     const first = layoutConversation(messages);
     const next = [...messages, new AIMessage("done")];
     const second = layoutConversation(next);
-    expect(second).toEqual(referenceLayout(next));
+    expect(second).toEqual(groupConversation(next));
     expect(second).not.toBe(first);
     expect(second.turns).toBe(first.turns);
     expect(second.notes).toBe(first.notes);
@@ -371,7 +252,7 @@ describe("a continued layout hands out again what did not change", () => {
     const first = layoutConversation(messages);
     const withNote = [...messages, createCompactionNote(DEFAULT_OMISSION_NOTE, 1, 1)];
     const second = layoutConversation(withNote);
-    expect(second).toEqual(referenceLayout(withNote));
+    expect(second).toEqual(groupConversation(withNote));
     expect(second.notes).not.toBe(first.notes);
     expect([second.turns, second.steps, second.loose]).toEqual([first.turns, first.steps, first.loose]);
     expect(second.turns).toBe(first.turns);
@@ -380,7 +261,7 @@ describe("a continued layout hands out again what did not change", () => {
 
     const withLoose = [...withNote, new ToolMessage({ content: "late", tool_call_id: "x" })];
     const third = layoutConversation(withLoose);
-    expect(third).toEqual(referenceLayout(withLoose));
+    expect(third).toEqual(groupConversation(withLoose));
     expect(third.loose).not.toBe(second.loose);
     expect(third.notes).toBe(second.notes);
     expect(third.turns).toBe(second.turns);
@@ -389,7 +270,7 @@ describe("a continued layout hands out again what did not change", () => {
     // A new user message: the task becomes history (new turns, steps emptied).
     const newTask = [...withLoose, new HumanMessage("next question")];
     const fourth = layoutConversation(newTask);
-    expect(fourth).toEqual(referenceLayout(newTask));
+    expect(fourth).toEqual(groupConversation(newTask));
     expect(fourth.turns).not.toBe(third.turns);
     expect(fourth.steps).toEqual([]);
   });

@@ -134,11 +134,12 @@ export interface Exchanges {
  * result its call.
  *
  * 1. An assistant message that asks for tools (in any shape) is in an
- *    exchange, with every other assistant message that asks for one of the
- *    same call ids (a retried call, a model reusing `call_0`).
- * 2. A tool result joins the exchange of the messages asking for its id,
- *    wherever they stand, before or after it. A result whose id nobody asks
- *    for is in no exchange.
+ *    exchange.
+ * 2. A tool result joins the exchange of every message asking for its id,
+ *    wherever they stand, before or after it, which makes them one exchange
+ *    (a retried call, a model reusing `call_0`). A result whose id nobody
+ *    asks for is in no exchange. (Messages asking for an id no result
+ *    answers are not joined: nothing needs them together.)
  * 3. A tool result without an id joins the exchange of the assistant message
  *    it directly follows (through a run of tool results), if that message
  *    asks for tools; otherwise it is in no exchange.
@@ -165,9 +166,9 @@ export function exchangesOf(messages: readonly BaseMessage[]): Exchanges {
   };
 
   const inExchange = new Uint8Array(messages.length);
-  const askerOf = new Map<string, number>();
+  const askersOf = new Map<string, number[]>();
   const ids: string[] = [];
-  // Rule 1 (and the askers rule 2 needs): every asking message, joined with the first asker of each of its ids.
+  // Rule 1 (and the askers rule 2 needs): every asking message, and who asks for each id.
   // The ids are those of `toolCallIdsOf`, read by its allocation-free copy: this runs over every message of a history.
   messages.forEach((message, index) => {
     if (!isAI(message)) return;
@@ -175,12 +176,14 @@ export function exchangesOf(messages: readonly BaseMessage[]): Exchanges {
     if (collectAssistantCallIds(message, ids) === 0 && !asksForTools(message)) return;
     inExchange[index] = 1;
     for (const id of ids) {
-      const first = askerOf.get(id);
-      if (first === undefined) askerOf.set(id, index);
-      else union(first, index);
+      const askers = askersOf.get(id);
+      if (askers === undefined) askersOf.set(id, [index]);
+      else askers.push(index);
     }
   });
-  // Rules 2 and 3: results join their askers, or (without an id) the asking message they directly follow.
+  // Rules 2 and 3: results join every asker of their id (each id's askers joined once), or, without an id, the
+  // asking message they directly follow.
+  const joined = new Set<string>();
   let caller = -1;
   messages.forEach((message, index) => {
     if (!isTool(message)) {
@@ -188,10 +191,14 @@ export function exchangesOf(messages: readonly BaseMessage[]): Exchanges {
       return;
     }
     const id = toolCallIdOf(message);
-    const asker = id === undefined ? caller : (askerOf.get(id) ?? -1);
-    if (asker < 0) return;
+    const askers = id === undefined ? (caller >= 0 ? [caller] : undefined) : askersOf.get(id);
+    if (askers === undefined) return;
     inExchange[index] = 1;
-    union(asker, index);
+    union(askers[0]!, index);
+    if (id !== undefined && !joined.has(id)) {
+      joined.add(id);
+      for (const asker of askers) union(askers[0]!, asker);
+    }
   });
 
   const of = new Int32Array(messages.length).fill(-1);
