@@ -202,10 +202,11 @@ function resultId(message: BaseMessage): string | undefined {
 function mustStay(messages: readonly BaseMessage[], chosen: ReadonlySet<BaseMessage>): Set<BaseMessage> {
   const stay = new Set(chosen);
   const asked = new Set(messages.flatMap(callIds));
+  const answered = new Set(messages.map(resultId).filter((id): id is string => id !== undefined));
   const ids = new Set<string>();
   for (const message of chosen) {
-    for (const id of callIds(message)) ids.add(id);
-    // A result pulls in its call's exchange; a result whose id nobody asks for has none.
+    // A call pulls in what answers it (nothing, when nothing does); a result its call's exchange.
+    for (const id of callIds(message)) if (answered.has(id)) ids.add(id);
     const id = resultId(message);
     if (id !== undefined && asked.has(id)) ids.add(id);
   }
