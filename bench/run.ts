@@ -7,6 +7,11 @@
  * peak memory is its own. Progress goes to stderr, the tables to stdout;
  * `npm run bench -- --write` also writes them into BENCHMARKS.md.
  *
+ * Then issue 31's measurements (`bench/slices.ts`): the longest stall of the
+ * event loop during long compactions, with time slices and in one go, and
+ * `tiktokenCounter` on 1 MB texts against js-tiktoken; `npm run bench --
+ * --slices` prints only those.
+ *
  * Then the agent-run benchmark (`bench/runs/`): every strategy, ours and the
  * peers, on the same scripted agent runs, which writes its own section of
  * BENCHMARKS.md and its chart. `npm run bench -- --runs` runs only that.
@@ -24,6 +29,7 @@ import { currentAgentsSection, runAgentBench } from "./agents/main";
 import { compareQuality } from "./quality";
 import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
+import type { SliceRow, TextRow } from "./slices";
 import type { CounterName, FloorResult, OursResult, StagesResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
 
 const BUDGET = 20_000;
@@ -144,6 +150,66 @@ function qualityTable(report: QualityReport): string {
   ].join("\n");
 }
 
+/** Issue 31 §5: the longest stall of the event loop during long compactions, with time slices and in one go. */
+function slicesTable(rows: SliceRow[]): string {
+  const lines = [
+    "| work | runs | sliced: total ms | sliced: longest stall ms, median / worst | in one go: total ms | in one go: longest stall ms | total, sliced / in one go |",
+    "|---|---:|---:|---|---:|---:|---:|",
+  ];
+  for (const row of rows) {
+    lines.push(
+      `| ${row.work} | ${row.runs} | ${ms(row.slicedMs)} | ${ms(row.slicedStallMs)} / ${ms(row.slicedWorstStallMs)} | ${ms(row.oneGoMs)} | ${ms(row.oneGoStallMs)} | ${ratio(row.slicedMs / row.oneGoMs)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/** Issue 31 §6: long texts by tiktokenCounter against js-tiktoken's own encode. */
+function textsTable(rows: TextRow[]): string {
+  const lines = ["| text | tiktokenCounter ms | js-tiktoken encode ms | ours / encode | error vs exact |", "|---|---:|---:|---:|---:|"];
+  for (const row of rows) {
+    lines.push(`| ${row.text} | ${ms(row.oursMs)} | ${ms(row.encodeMs)} | ${ratio(row.oursMs / row.encodeMs)} | ${(row.error * 100).toFixed(2)}% |`);
+  }
+  return lines.join("\n");
+}
+
+/** Issue 31's targets, each with what this run measured. */
+function issue31Targets(slices: SliceRow[], texts: TextRow[]): string {
+  const check = (met: boolean) => (met ? "met" : "**missed**");
+  const lines = ["Targets of issue 31 (from this run):", ""];
+  for (const row of slices) {
+    const total = row.slicedMs / row.oneGoMs;
+    lines.push(
+      `- ${row.work}: longest stall under 50 ms: ${ms(row.slicedWorstStallMs)} ms at worst (${ms(row.oneGoStallMs)} ms in one go), ${check(row.slicedWorstStallMs < 50)}; total within 1.2× of one go: ${ratio(total)}, ${check(total <= 1.2)}.`,
+    );
+  }
+  for (const row of texts) {
+    const speed = row.oursMs / row.encodeMs;
+    lines.push(`- ${row.text}: at most 0.2× js-tiktoken's encode time: ${ratio(speed)}, ${check(speed <= 0.2)}; within 3% of exact: ${(row.error * 100).toFixed(2)}%, ${check(Math.abs(row.error) <= 0.03)}.`);
+  }
+  return lines.join("\n");
+}
+
+/** Issue 31's sections: the stalls of long compactions and the long texts, each measured in a process of its own. */
+async function issue31Sections(): Promise<string> {
+  const base = { size: 0, counter: "approximate" as const, budget: BUDGET, runs: 0, seed: SEED };
+  process.stderr.write("long compactions in time slices (issue 31)\n");
+  const slices = (await runWorker({ ...base, task: "slices" })).result as SliceRow[];
+  process.stderr.write("long texts (issue 31)\n");
+  const texts = (await runWorker({ ...base, task: "texts" })).result as TextRow[];
+  return [
+    "Long compactions in time slices (issue 31): each run from nothing remembered (a new cache, a new store), with time slices (the default) and with slicing off (`setSliceMs(Infinity)`: everything in one go, as before slices), in turn in one process; the longest stall is the longest gap between two turns of a 1 ms timer:",
+    "",
+    slicesTable(slices),
+    "",
+    "Long texts by `tiktokenCounter(\"o200k_base\")` (medians of 3 counts, the memory of text pieces emptied before each) against one `encode` of js-tiktoken with the same ranks:",
+    "",
+    textsTable(texts),
+    "",
+    issue31Targets(slices, texts),
+  ].join("\n");
+}
+
 /** The issue's targets, each with the ratio this run measured. */
 function targetsSection(rows: Row[]): string {
   const at = (size: number) => rows.find((row) => row.plan.size === size);
@@ -209,6 +275,11 @@ async function main(): Promise<void> {
     await runRunsBench();
     return;
   }
+  // `--slices`: only issue 31's sections (printed, not written).
+  if (process.argv.includes("--slices")) {
+    process.stdout.write(`${await issue31Sections()}\n`);
+    return;
+  }
   const started = Date.now();
   const rows: Row[] = [];
   for (const plan of PLAN) {
@@ -220,6 +291,7 @@ async function main(): Promise<void> {
     const stages = plan.stagesRuns > 0 ? ((await runWorker({ ...base, task: "stages", runs: plan.stagesRuns })) as NonNullable<Row["stages"]>) : null;
     rows.push({ plan, floor, ours, trim, stages });
   }
+  const issue31 = await issue31Sections();
   process.stderr.write(`quality: ${QUALITY_HISTORIES} over-budget histories\n`);
   const quality = await compareQuality(QUALITY_HISTORIES, QUALITY_SEED, (done) => process.stderr.write(`  ${done} histories\n`));
 
@@ -239,6 +311,8 @@ async function main(): Promise<void> {
     stagesTable(rows),
     "",
     targetsSection(rows),
+    "",
+    issue31,
     "",
     `Quality on ${quality.histories} over-budget agent histories of 6 to 120 messages (budgets 3% to 93% of the history; in ${quality.taskAloneOver} the current task alone exceeds the budget), both with ${quality.counter}, seed ${quality.seed}:`,
     "",
@@ -297,6 +371,13 @@ const BENCHMARKS_NOTES = `## How to read this
   conversation included), "input heap" the heap holding the conversation; the last column is the heap a cache holds once it
   has the count of every message (after \`compactWithReport\`, which counts them all), measured after a GC: O(number of
   messages), no message is copied.
+- **Time slices and long texts** (issue 31, \`bench/slices.ts\`): each long compaction runs from nothing remembered, in
+  turn with time slices (the default, \`SLICE_MS\` = 10 ms) and with slicing off (\`setSliceMs(Infinity)\`, the work in
+  one go as before slices), in one process. A timer asks every millisecond when it last ran; the longest gap between two
+  of its turns (or from the last one to the end of the work) is the longest stall of the event loop, which includes
+  garbage collection and the machine's other jobs. The texts are counted by \`tiktokenCounter("o200k_base")\`
+  (which samples texts of 65,536 characters and more, \`src/counting/sampled-length.ts\`) and encoded once by js-tiktoken
+  with the same ranks; the error is against that encoding.
 - **Quality** (\`bench/quality.ts\`): random histories from the same generator, kept only when over budget. "Valid for
   providers": every tool call has its result and every result its call; a broken result counts as invalid.
 

@@ -11,11 +11,13 @@ import { forgetRememberedPieces } from "../src/counting/exact-length";
 import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { agentConversation, agentStep, conversationBuilder } from "./conversations";
 import { collectGarbage, median, medianTime, peakRss, progress, settledHeap, timeOnce } from "./measure";
+import { measureSlices, measureTexts } from "./slices";
+import type { SliceRow, TextRow } from "./slices";
 
 export type CounterName = "tiktoken" | "approximate";
 
 export interface WorkerTask {
-  task: "floor" | "ours" | "trim" | "stages";
+  task: "floor" | "ours" | "trim" | "stages" | "slices" | "texts";
   size: number;
   counter: CounterName;
   budget: number;
@@ -85,7 +87,7 @@ export interface WorkerOutput {
   size: number;
   inputHeapBytes: number;
   peakRssBytes: number;
-  result: FloorResult | OursResult | TrimResult | StagesResult;
+  result: FloorResult | OursResult | TrimResult | StagesResult | SliceRow[] | TextRow[];
 }
 
 function counterFor(name: CounterName): TokenCounter {
@@ -352,6 +354,13 @@ async function trim(task: WorkerTask, messages: BaseMessage[], counter: TokenCou
 
 async function main(): Promise<void> {
   const task = JSON.parse(process.argv[2] ?? "") as WorkerTask;
+  // Issue 31's measurements build their own inputs (bench/slices.ts).
+  if (task.task === "slices" || task.task === "texts") {
+    const result = task.task === "slices" ? await measureSlices() : await measureTexts();
+    collectGarbage();
+    process.stdout.write(`${JSON.stringify({ size: task.size, inputHeapBytes: 0, peakRssBytes: peakRss(), result } satisfies WorkerOutput)}\n`);
+    return;
+  }
   const counter = counterFor(task.counter);
   await warmUp(counter);
   const builder = conversationBuilder(task.seed);

@@ -87,7 +87,7 @@ export type { CompactionView, ViewAddition } from "./integrations/view-window";
 
 export { CompactingChatMessageHistory, SINGLE_WRITER_CLEAR_AND_ADD } from "./integrations/history";
 export type { CompactingChatMessageHistoryOptions, WrappableChatMessageHistory } from "./integrations/history";
-export type { MessageRewrite } from "./integrations/message-rewrite";
+export type { MessageRewrite, MessageRewriteOptions } from "./integrations/message-rewrite";
 export { inMemoryRewrite } from "./integrations/in-memory-rewrite";
 export type { InMemoryHistoryLike } from "./integrations/in-memory-rewrite";
 export { redisListRewrite } from "./integrations/redis-rewrite";

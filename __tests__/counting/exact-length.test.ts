@@ -55,6 +55,42 @@ describe.each(ENCODINGS)("%s", (encoding) => {
     );
   });
 
+  test("measured part by part (measureFrom, any size of part), the parts sum to the whole text's count", () => {
+    assertOnSeeds(
+      fc.property(longText, fc.integer({ min: 1, max: 200 }), (text, chars) => {
+        let tokens = 0;
+        for (let from = 0; from >= 0; ) {
+          const measured = exact.measureFrom(text, from, chars);
+          tokens += measured.tokens;
+          from = measured.next;
+        }
+        expect(tokens).toBe(encoder.encode(text, [], []).length);
+      }),
+      BUDGET / 2,
+    );
+    // A part ends with the first piece that reaches `chars` characters past its start; the last part says none is left.
+    expect(exact.measureFrom("one two three four", 0, 5)).toEqual({ tokens: encoder.encode("one two").length, next: 7 });
+    expect(exact.measureFrom("one two three four", 7, 1)).toEqual({ tokens: encoder.encode(" three").length, next: 13 });
+    expect(exact.measureFrom("one two three four", 13, 100)).toEqual({ tokens: encoder.encode(" four").length, next: -1 });
+  });
+
+  test("the pieces that begin in each of consecutive windows, the pre-split started a little before each, sum to the whole text's count", () => {
+    // Text of the kinds the sampled counting reads (words, JSON, base64, hex, digits in short groups): no piece longer than the lead.
+    const part = fc.oneof(
+      fc.constantFrom(" the", " agent", "Lisbon", "{\"rows\":[", "],", "\n", "  ", "aGVsbG8=", "3f9a0c11", "42", "1.5", "ABCdef", "'s", "🙂", "中文", "<|endoftext|>"),
+      fc.stringMatching(/^[a-zA-Z0-9+/]{1,20}$/),
+    );
+    const text = fc.array(part, { minLength: 20, maxLength: 300 }).map((parts) => parts.join(""));
+    assertOnSeeds(
+      fc.property(text, fc.integer({ min: 8, max: 300 }), (sample, window) => {
+        let tokens = 0;
+        for (let from = 0; from < sample.length; from += window) tokens += exact.measureStartingIn(sample, from, Math.min(sample.length, from + window), 64);
+        expect(tokens).toBe(encoder.encode(sample, [], []).length);
+      }),
+      BUDGET / 2,
+    );
+  });
+
   test("a special token's spelling is plain text, counted as encode counts it when told so, in short and long texts", () => {
     for (const special of SPECIALS) {
       for (const text of [`the model ends with ${special} here`, `${special} `.repeat(100)]) {

@@ -15,6 +15,20 @@ export function assertCompactOptions(options: unknown): asserts options is Compa
   }
 }
 
+/**
+ * The signal of `options` when they are valid, else `undefined`: for work
+ * that runs before the options are checked (a long list's layout, which is
+ * checked first so that its errors come first) and that a signal should stop.
+ */
+export function signalOf(options: unknown): AbortSignal | undefined {
+  try {
+    assertCompactOptions(options);
+  } catch {
+    return undefined;
+  }
+  return options?.signal;
+}
+
 /** Rejects with the signal's reason once it is aborted (checked between the steps of a compaction). */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason;

@@ -13,7 +13,7 @@ import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import { CompactionPipeline } from "./pipeline";
 import type { CompactionReport } from "./report";
-import { assertConversation, SlidingWindowCompactor } from "./sliding-window";
+import { assertConversationInSlices, SlidingWindowCompactor } from "./sliding-window";
 
 /** A tool as a model is bound to it: a LangChain tool, or an already converted definition. */
 export type ToolLike = StructuredToolInterface | Record<string, unknown>;
@@ -232,22 +232,27 @@ export class CompactionHook {
    * anywhere, a local count of every message plus `overheadTokens`.
    */
   async estimateTokens(messages: BaseMessage[], overheadTokens = 0): Promise<number> {
-    assertConversation(messages);
+    return this.estimate(messages, overheadTokens, undefined);
+  }
+
+  /** Whether the estimate has reached the trigger. */
+  async shouldCompact(messages: BaseMessage[], overheadTokens = 0): Promise<boolean> {
+    return (await this.estimateTokens(messages, overheadTokens)) >= this.triggerTokens;
+  }
+
+  /** {@link estimateTokens}, its checking and counting (in time slices) stopped by `signal`. */
+  private async estimate(messages: BaseMessage[], overheadTokens: number, signal: AbortSignal | undefined): Promise<number> {
+    await assertConversationInSlices(messages, signal);
     assertTokenBudget("overheadTokens", overheadTokens);
     for (let index = messages.length - 1; index >= 0; index -= 1) {
       const message = messages[index]!;
       if (!isAI(message) || !message.usage_metadata) continue;
       const { input_tokens = 0, output_tokens = 0 } = message.usage_metadata;
       if (Number.isFinite(input_tokens) && Number.isFinite(output_tokens) && input_tokens + output_tokens > 0) {
-        return input_tokens + output_tokens + (await this.countMessages(messages.slice(index + 1)));
+        return input_tokens + output_tokens + (await this.countMessages(messages.slice(index + 1), signal));
       }
     }
-    return overheadTokens + (await this.countMessages(messages));
-  }
-
-  /** Whether the estimate has reached the trigger. */
-  async shouldCompact(messages: BaseMessage[], overheadTokens = 0): Promise<boolean> {
-    return (await this.estimateTokens(messages, overheadTokens)) >= this.triggerTokens;
+    return overheadTokens + (await this.countMessages(messages, signal));
   }
 
   /**
@@ -265,14 +270,14 @@ export class CompactionHook {
     const { signal } = options;
     throwIfAborted(signal);
     const overheadTokens = await raceAbort(this.overheadTokens(overhead), signal);
-    if (!(await raceAbort(this.shouldCompact(messages, overheadTokens), signal))) return null;
+    if ((await raceAbort(this.estimate(messages, overheadTokens, signal), signal)) < this.triggerTokens) return null;
     const report = await raceAbort(
       this.compactor.compactWithReport(messages, this.targetTokens(overheadTokens), this.tokenCounter, signal === undefined ? undefined : { signal }),
       signal,
     );
     throwIfAborted(signal);
     if (report.messages === null || this.minGainTokens === 0) return report;
-    const gainTokens = await raceAbort(this.gainOf(messages, report), signal);
+    const gainTokens = await raceAbort(this.gainOf(messages, report, signal), signal);
     if (gainTokens >= this.minGainTokens) return report;
     const tokens = report.tokensBefore;
     return {
@@ -291,13 +296,13 @@ export class CompactionHook {
   }
 
   /** Tokens a compaction frees: from its report when it counted, else counted here. */
-  private async gainOf(messages: BaseMessage[], report: CompactionReport): Promise<number> {
+  private async gainOf(messages: BaseMessage[], report: CompactionReport, signal: AbortSignal | undefined): Promise<number> {
     const { tokensBefore, tokensAfter } = report;
     if (Number.isFinite(tokensBefore) && Number.isFinite(tokensAfter)) return tokensBefore - tokensAfter;
-    return (await this.countMessages(messages)) - (await this.countMessages(report.messages ?? messages));
+    return (await this.countMessages(messages, signal)) - (await this.countMessages(report.messages ?? messages, signal));
   }
 
-  private countMessages(messages: BaseMessage[]): Promise<number> {
-    return countTotal(messages, this.counter, this.cache);
+  private countMessages(messages: BaseMessage[], signal?: AbortSignal): Promise<number> {
+    return countTotal(messages, this.counter, this.cache, signal);
   }
 }

@@ -5,12 +5,12 @@ import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, describeValue } from "../errors";
-import { assertCompactOptions, throwIfAborted } from "./abort";
+import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import type { CompactionReport, RewrittenMessage, StageReport } from "./report";
 import { pruneThenSlide, pruneThenSlideReports } from "./pruned-window";
-import { assertConversation, SlidingWindowCompactor } from "./sliding-window";
+import { assertConversationInSlices, SlidingWindowCompactor } from "./sliding-window";
 import { ToolResultPruningCompactor } from "./tool-result-pruning";
 
 /** The `strategy` of a pipeline's own report. */
@@ -73,14 +73,14 @@ export class CompactionPipeline implements Compactor {
     tokenCounter?: TokenCounterLike,
     options?: CompactOptions,
   ): Promise<BaseMessage[] | null> {
-    const counter = this.prepare(messages, targetTokens, tokenCounter, options);
+    const counter = await this.prepare(messages, targetTokens, tokenCounter, options);
     const signal = options?.signal;
     const fusable = this.pruningThenWindow();
     if (fusable !== null) {
       const fused = await pruneThenSlide(fusable[0], fusable[1], messages, targetTokens, tokenCounter, options);
       if (fused !== undefined) return fused;
     }
-    if ((await countTotal(messages, counter, this.cache)) <= targetTokens) return null;
+    if ((await countTotal(messages, counter, this.cache, signal)) <= targetTokens) return null;
     let current = messages;
     let changed = false;
     for (const stage of this.stages) {
@@ -90,7 +90,7 @@ export class CompactionPipeline implements Compactor {
       if (result === null) continue;
       current = result;
       changed = true;
-      if ((await countTotal(current, counter, this.cache)) <= targetTokens) break;
+      if ((await countTotal(current, counter, this.cache, signal)) <= targetTokens) break;
     }
     return changed ? current : null;
   }
@@ -102,9 +102,9 @@ export class CompactionPipeline implements Compactor {
     tokenCounter?: TokenCounterLike,
     options?: CompactOptions,
   ): Promise<CompactionReport> {
-    const counter = this.prepare(messages, targetTokens, tokenCounter, options);
+    const counter = await this.prepare(messages, targetTokens, tokenCounter, options);
     const signal = options?.signal;
-    const tokensBefore = await countTotal(messages, counter, this.cache);
+    const tokensBefore = await countTotal(messages, counter, this.cache, signal);
     const stages: StageReport[] = [];
     let current = messages;
     let tokensAfter = tokensBefore;
@@ -144,7 +144,7 @@ export class CompactionPipeline implements Compactor {
         throwIfAborted(signal);
         const report = await stage.compactWithReport(current, targetTokens, tokenCounter, options);
         throwIfAborted(signal);
-        if (await accept(report, (result) => countTotal(result, counter, this.cache))) break;
+        if (await accept(report, (result) => countTotal(result, counter, this.cache, signal))) break;
       }
     }
     if (current === messages) {
@@ -176,13 +176,13 @@ export class CompactionPipeline implements Compactor {
     return [first as ToolResultPruningCompactor, second as SlidingWindowCompactor];
   }
 
-  private prepare(
+  private async prepare(
     messages: BaseMessage[],
     targetTokens: number,
     tokenCounter: TokenCounterLike | undefined,
     options: CompactOptions | undefined,
-  ): MessageCounter {
-    assertConversation(messages);
+  ): Promise<MessageCounter> {
+    await assertConversationInSlices(messages, signalOf(options));
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
     throwIfAborted(options?.signal);

@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
 import { exchangesOf } from "../messages/exchanges";
+import { nextSlice, sliceUsedUp } from "../time-slices";
 
 /**
  * Names messages a compaction must leave exactly as they are: a plan, a todo
@@ -39,4 +40,23 @@ export function pinnedMessages(messages: readonly BaseMessage[], protect: Protec
     if (exchange >= 0) for (const member of exchanges.members[exchange]!) pinned[member] = 1;
   }
   return pinned;
+}
+
+/**
+ * {@link pinnedMessages}, with `protect` (user code, called once per message)
+ * asked in time slices (see `time-slices.ts`): between two slices the event
+ * loop turns, and an aborted `signal` stops it with its reason.
+ */
+export async function pinnedMessagesInSlices(
+  messages: readonly BaseMessage[],
+  protect: ProtectPredicate | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array | null> {
+  if (protect === undefined) return null;
+  const asked = new Uint8Array(messages.length);
+  for (let index = 0; index < messages.length; index += 1) {
+    if (protect(messages[index]!, index) === true) asked[index] = 1;
+    if ((index & 63) === 63 && sliceUsedUp()) await nextSlice(signal);
+  }
+  return pinnedMessages(messages, (_message, index) => asked[index] === 1);
 }

@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { layoutCheckedConversation } from "../messages/layout";
+import { layoutCheckedConversationInSlices } from "../messages/layout";
 import type { ConversationLayout } from "../messages/layout";
 import { throwIfAborted } from "./abort";
 import type { CompactOptions } from "./compactor";
@@ -110,17 +110,31 @@ async function pruneForWindow(
   const isCandidate = new Uint8Array(messages.length);
   for (const index of candidates) isCandidate[index] = 1;
 
-  const layout = layoutCheckedConversation(messages);
-  const counts = new MessageCounts(messages, counter, pruning.cache);
+  const signal = options?.signal;
+  const layout = await layoutCheckedConversationInSlices(messages, signal);
+  const counts = new MessageCounts(messages, counter, pruning.cache, signal);
   const prune = pruning.pruner(messages, counts, counter);
   const pruned = messages.slice();
   // Each candidate's size once pruning is done with it (NaN: not decided yet).
   const after = new Float64Array(messages.length).fill(Number.NaN);
   let saved = 0;
+  /** The count of message `index`, waiting for the next time slice (or a long text counted in slices) when asked to; an asynchronous counter gives up. */
+  const countOf = async (index: number): Promise<number> => {
+    for (;;) {
+      try {
+        return counts.of(index);
+      } catch (error) {
+        if (!(error instanceof AsyncCountNeeded) || error.everything) throw error;
+        await counts.settle();
+      }
+    }
+  };
   const sizeAfterPruning = async (index: number): Promise<number> => {
-    if (isCandidate[index] === 0) return counts.of(index);
+    if (isCandidate[index] === 0) return countOf(index);
     if (Number.isNaN(after[index]!)) {
-      throwIfAborted(options?.signal);
+      throwIfAborted(signal);
+      // Counted first, so that pruning's own count of it is a lookup.
+      await countOf(index);
       const pending = prune(index);
       const decision = pending === null || "replacement" in pending ? pending : await pending;
       if (decision !== null) {
@@ -151,7 +165,7 @@ async function pruneForWindow(
     if (error instanceof AsyncCountNeeded) return undefined;
     throw error;
   }
-  throwIfAborted(options?.signal);
+  throwIfAborted(signal);
   const rewritten: RewrittenMessage[] = [];
   for (const index of candidates) if (pruned[index] !== messages[index]) rewritten.push({ original: messages[index]!, replacement: pruned[index]! });
   return { pruned, layout, rewritten, saved };

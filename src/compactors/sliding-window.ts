@@ -4,13 +4,14 @@ import type { TokenCountCache } from "../counting/cache";
 import { AsyncCountNeeded, countTotal, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertMessagesFrom, assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
-import { layoutCheckedConversation } from "../messages/layout";
+import { layoutCheckedConversationInSlices } from "../messages/layout";
 import type { ConversationLayout, MessageGroup } from "../messages/layout";
 import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../messages/note";
 import { PrefixMemory } from "../messages/prefix-memory";
-import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
+import { nextSlice, sliceUsedUp } from "../time-slices";
+import { assertCompactOptions, raceAbort, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
-import { assertProtect, pinnedMessages } from "./protection";
+import { assertProtect, pinnedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
 import { selectWindow } from "./selection";
@@ -183,26 +184,30 @@ export class SlidingWindowCompactor implements Compactor {
     options: CompactOptions | undefined,
     laidOut?: ConversationLayout,
   ): Promise<CompactionReport> {
+    // A long list is laid out in time slices, which the signal stops (the options are checked after the list, as before).
+    const signal = signalOf(options);
     // Checks the list and lays it out in one pass over what is new since the last list seen (see `layoutCheckedConversation`).
-    const layout = laidOut ?? layoutCheckedConversation(messages);
+    const layout = laidOut ?? (await layoutCheckedConversationInSlices(messages, signal));
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
-    // An asynchronous counter is awaited in `countAll`: raced against the signal, so one that never settles cannot hang us.
-    const signal = options?.signal;
+    // An asynchronous counter is awaited in `settle`: raced against the signal, so one that never settles cannot hang us.
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounterLike);
-    const counts = new MessageCounts(messages, counter, this.cache);
-    const pinned = pinnedMessages(messages, this.protect);
+    const counts = new MessageCounts(messages, counter, this.cache, signal);
+    const pinned = await pinnedMessagesInSlices(messages, this.protect, signal);
     const pinnedGroups =
       pinned === null ? null : new Set([...layout.turns, ...layout.steps].filter((group) => group.members.some((index) => pinned[index])));
 
-    let selection: WindowSelection;
-    try {
-      selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups);
-    } catch (error) {
-      if (!(error instanceof AsyncCountNeeded)) throw error;
-      await raceAbort(counts.countAll(), signal);
-      selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups);
+    // A pass stopped to wait (an asynchronous counter, a time slice used up) runs again with the counts made so far.
+    const groupTokens = new Map<MessageGroup, number>();
+    let selection: WindowSelection | undefined;
+    while (selection === undefined) {
+      try {
+        selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups, groupTokens);
+      } catch (error) {
+        if (!(error instanceof AsyncCountNeeded)) throw error;
+        await raceAbort(counts.settle(), signal);
+      }
     }
     if (fullReport) await raceAbort(counts.countAll(), signal);
     const tokensOf = (indices: Iterable<number>): number => {
@@ -244,7 +249,7 @@ export class SlidingWindowCompactor implements Compactor {
     const result = note === null ? kept : insertNote(kept, note, layout, keptAt, selection.stepsTrimmed);
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptAt);
-    const tokensAfter = fullReport && note !== null ? tokensKept + (await raceAbort(countTotal([note], counter, this.cache), signal)) : tokensKept;
+    const tokensAfter = fullReport && note !== null ? tokensKept + (await raceAbort(countTotal([note], counter, this.cache, signal), signal)) : tokensKept;
     throwIfAborted(signal);
     return withStage({
       messages: result,
@@ -267,8 +272,9 @@ export class SlidingWindowCompactor implements Compactor {
     targetTokens: number,
     pinned: Uint8Array | null,
     pinnedGroups: ReadonlySet<MessageGroup> | null,
+    /** Sizes of the groups summed so far, kept from one run of the pass to the next. */
+    groupTokens: Map<MessageGroup, number>,
   ): WindowSelection {
-    const groupTokens = new Map<MessageGroup, number>();
     const ungrouped = pinned === null ? null : [...layout.notes, ...layout.loose];
     return selectWindow(
       layout,
@@ -358,5 +364,26 @@ export function assertConversation(messages: unknown, name = "messages"): assert
   }
   const { entry, common } = checkedLists.recall(messages);
   assertMessagesFrom(messages, common, name);
+  checkedLists.remember(entry, true, messages as BaseMessage[], common);
+}
+
+/** Messages checked between two looks at the time slice. */
+const CHECKS_PER_STEP = 4_096;
+
+/**
+ * {@link assertConversation} in time slices (see `time-slices.ts`): a long
+ * list never checked before is checked a few thousand messages at a time,
+ * and an aborted `signal` stops it with its reason.
+ */
+export async function assertConversationInSlices(messages: unknown, signal?: AbortSignal, name = "messages"): Promise<void> {
+  if (!Array.isArray(messages)) {
+    throw new TypeError(`\`${name}\` must be an array of BaseMessage, got ${describeValue(messages)}`);
+  }
+  const { entry, common } = checkedLists.recall(messages);
+  for (let from = common; from < messages.length; from += CHECKS_PER_STEP) {
+    assertMessagesFrom(messages, from, name, Math.min(messages.length, from + CHECKS_PER_STEP));
+    if (sliceUsedUp()) await nextSlice(signal);
+  }
+  // Every element is a message that was checked, whatever another check did meanwhile: what is remembered stays true.
   checkedLists.remember(entry, true, messages as BaseMessage[], common);
 }

@@ -9,7 +9,8 @@ import { compactionMetadataOf, withCompactionMetadata } from "../messages/compac
 import type { OffloadedResultMetadata } from "../messages/compaction-metadata";
 import { exchangesOf } from "../messages/exchanges";
 import { isTool, toolCallIdOf } from "../messages/roles";
-import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
+import { nextSlice, sliceUsedUp } from "../time-slices";
+import { assertCompactOptions, raceAbort, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
 import {
@@ -20,10 +21,10 @@ import {
   offloadKey,
 } from "./offload-store";
 import type { OffloadedResult, OffloadStore } from "./offload-store";
-import { assertProtect, pinnedMessages } from "./protection";
+import { assertProtect, pinnedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
-import { assertConversation } from "./sliding-window";
+import { assertConversationInSlices } from "./sliding-window";
 import { stageReport, unchangedReport } from "./stage-report";
 
 /** The `strategy` of offloaded results and of this stage's reports. */
@@ -162,24 +163,25 @@ export class ToolResultOffloadCompactor implements Compactor {
     tokenCounter?: TokenCounterLike,
     options?: CompactOptions,
   ): Promise<CompactionReport> {
-    assertConversation(messages);
+    await assertConversationInSlices(messages, signalOf(options));
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
     const signal = options?.signal;
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounter);
-    const counts = new MessageCounts(messages, counter, this.cache);
+    const counts = new MessageCounts(messages, counter, this.cache, signal);
     const tokensBefore = await counts.total();
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 
     const recent = newestStepResults(messages, this.minKeepSteps);
-    const pinned = pinnedMessages(messages, this.protect);
+    const pinned = await pinnedMessagesInSlices(messages, this.protect, signal);
     const namespace = [...this.namespace];
     const output = [...messages];
     const rewritten: RewrittenMessage[] = [];
     let tokens = tokensBefore;
     for (let index = 0; index < messages.length && tokens > targetTokens; index += 1) {
+      if ((index & 63) === 63 && sliceUsedUp()) await nextSlice(signal);
       if (!isTool(messages[index]!) || recent.has(index) || pinned?.[index]) continue;
       const message = messages[index] as ToolMessage;
       if (message.status === "error" || compactionMetadataOf(message) !== undefined) continue;

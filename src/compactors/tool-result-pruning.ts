@@ -10,13 +10,14 @@ import { compactionMetadataOf, withCompactionMetadata } from "../messages/compac
 import type { PrunedResultMetadata } from "../messages/compaction-metadata";
 import { exchangesOf, toolCallsIn } from "../messages/exchanges";
 import { isTool } from "../messages/roles";
-import { assertCompactOptions, throwIfAborted } from "./abort";
+import { nextSlice, sliceUsedUp } from "../time-slices";
+import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
-import { assertProtect, pinnedMessages } from "./protection";
+import { assertProtect, pinnedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
-import { assertConversation } from "./sliding-window";
+import { assertConversationInSlices } from "./sliding-window";
 import { stageReport, unchangedReport } from "./stage-report";
 
 /** The `strategy` of pruned results and of this stage's reports. */
@@ -164,13 +165,13 @@ export class ToolResultPruningCompactor implements Compactor {
     tokenCounter?: TokenCounterLike,
     options?: CompactOptions,
   ): Promise<CompactionReport> {
-    assertConversation(messages);
+    await assertConversationInSlices(messages, signalOf(options));
     assertTokenBudget("targetTokens", targetTokens);
     assertCompactOptions(options);
     const signal = options?.signal;
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounter);
-    const counts = new MessageCounts(messages, counter, this.cache);
+    const counts = new MessageCounts(messages, counter, this.cache, signal);
     const tokensBefore = await counts.total();
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
@@ -178,13 +179,14 @@ export class ToolResultPruningCompactor implements Compactor {
     const candidates = this.candidatesOf(messages);
     if (candidates.length === 0) return unchangedReport(STRATEGY, messages, tokensBefore);
 
-    const pinned = pinnedMessages(messages, this.protect);
+    const pinned = await pinnedMessagesInSlices(messages, this.protect, signal);
     const prune = this.pruner(messages, counts, counter);
     const output = [...messages];
     const rewritten: RewrittenMessage[] = [];
     let tokens = tokensBefore;
     for (const index of candidates) {
       throwIfAborted(signal);
+      if (sliceUsedUp()) await nextSlice(signal);
       if (pinned?.[index]) continue;
       const decided = prune(index);
       const pruned = decided === null || "replacement" in decided ? decided : await decided;

@@ -28,17 +28,61 @@
  *
  * So a text's cost is bounded by its length (for the exact part) plus a fixed
  * cost per hazard: a 200,000-character run is counted in a few milliseconds.
+ *
+ * Runs are found with patterns whose repetition is bounded
+ * ({@link HAZARD_PART} characters a match) and continued match by match: a
+ * regular expression keeps one backtracking entry per character a repetition
+ * took, so one unbounded match over millions of letters (an unbroken CJK or
+ * Thai text) overflowed the stack. Nothing here recurses or keeps state that
+ * grows with the text.
  */
 
-import type { ExactLength } from "./exact-length";
+import { runToEnd } from "../time-slices";
+import type { ExactLength, PieceLength } from "./exact-length";
 
 export const HAZARD_RUN = 48;
 export const CHUNK = 128;
 export const EXACT_HAZARD_LIMIT = 1024;
 export const SAMPLES = 8;
+/** The most characters one match of a run pattern takes; a longer run is continued by further matches. */
+export const HAZARD_PART = 4096;
+/** Characters of ordinary text (the pieces covering them) measured between two points where the steps below pause. */
+export const CHARS_PER_STEP = 512;
 
 // Letters and combining marks form one tiktoken piece; so do whitespace, symbols, and mixes of the two.
-const HAZARD = new RegExp(`[\\p{L}\\p{M}]{${HAZARD_RUN},}|[^\\p{L}\\p{M}\\p{N}]{${HAZARD_RUN},}`, "gu");
+const LETTERS = "[\\p{L}\\p{M}]";
+const OTHERS = "[^\\p{L}\\p{M}\\p{N}]";
+const HAZARD = new RegExp(`${LETTERS}{${HAZARD_RUN},${HAZARD_PART}}|${OTHERS}{${HAZARD_RUN},${HAZARD_PART}}`, "gu");
+const MORE_LETTERS = new RegExp(`${LETTERS}{1,${HAZARD_PART}}`, "uy");
+const MORE_OTHERS = new RegExp(`${OTHERS}{1,${HAZARD_PART}}`, "uy");
+const STARTS_WITH_LETTER = new RegExp(`^${LETTERS}`, "u");
+
+/**
+ * The first hazard at or after `from`, as `[start, end)`, or `null`: the
+ * same runs one unbounded pattern would find (the longest run of letters, or
+ * of neither letters nor digits, of at least {@link HAZARD_RUN} characters).
+ */
+export function nextHazard(text: string, from: number): [number, number] | null {
+  HAZARD.lastIndex = from;
+  const match = HAZARD.exec(text);
+  if (match === null) return null;
+  const start = match.index;
+  const end = start + match[0].length;
+  return [start, match[0].length < HAZARD_PART ? end : runEnd(text, end, STARTS_WITH_LETTER.test(match[0]))];
+}
+
+/** Where a run of letters (`letters`) or of neither letters nor digits, going on at `at`, ends. */
+function runEnd(text: string, at: number, letters: boolean): number {
+  const more = letters ? MORE_LETTERS : MORE_OTHERS;
+  let end = at;
+  for (;;) {
+    more.lastIndex = end;
+    const next = more.exec(text);
+    if (next === null) return end;
+    end += next[0].length;
+    if (next[0].length < HAZARD_PART) return end;
+  }
+}
 
 /** A cut at `at` that does not split a surrogate pair (which would encode as two replacement characters). */
 function cutAt(run: string, at: number): number {
@@ -47,17 +91,19 @@ function cutAt(run: string, at: number): number {
   return code >= 0xdc00 && code <= 0xdfff ? at + 1 : at;
 }
 
-function chunkedCount(exact: ExactLength, run: string): number {
+// Each chunk is one step: a chunk of CJK or Thai letters is one piece of 300 bytes or more, whose encoding takes milliseconds.
+function* chunkedSteps(exact: ExactLength, run: string): Generator<void, number, void> {
   let tokens = 0;
   for (let start = 0; start < run.length; ) {
     const end = cutAt(run, start + CHUNK);
     tokens += exact(run.slice(start, end));
     start = end;
+    yield;
   }
   return tokens;
 }
 
-function sampledCount(exact: ExactLength, run: string): number {
+function* sampledSteps(exact: ExactLength, run: string): Generator<void, number, void> {
   const stride = (run.length - CHUNK) / (SAMPLES - 1);
   let sampledTokens = 0;
   let sampledChars = 0;
@@ -66,12 +112,14 @@ function sampledCount(exact: ExactLength, run: string): number {
     const sample = run.slice(start, cutAt(run, start + CHUNK));
     sampledTokens += exact(sample);
     sampledChars += sample.length;
+    yield;
   }
   return Math.max(1, Math.round((run.length * sampledTokens) / sampledChars));
 }
 
-function hazardCount(exact: ExactLength, run: string): number {
-  return run.length <= EXACT_HAZARD_LIMIT ? chunkedCount(exact, run) : sampledCount(exact, run);
+/** The tokens of one hazard, in steps: chunked up to {@link EXACT_HAZARD_LIMIT} characters, sampled beyond (see the module comment). */
+export function hazardSteps(exact: ExactLength, run: string): Generator<void, number, void> {
+  return run.length <= EXACT_HAZARD_LIMIT ? chunkedSteps(exact, run) : sampledSteps(exact, run);
 }
 
 /**
@@ -107,18 +155,54 @@ export function mayHoldHazard(text: string): boolean {
 
 /** The number of tokens in `text`, measured by `exact` unless it holds a hazard (see the module comment). */
 export function boundedTokenLength(exact: ExactLength, text: string): number {
+  // Most texts hold no hazard: measured at once, without the steps' generator.
   if (text.length < HAZARD_RUN || !mayHoldHazard(text)) return exact(text);
-  HAZARD.lastIndex = 0;
-  let match = HAZARD.exec(text);
-  if (match === null) return exact(text);
+  // Each stretch between hazards measured whole: in one go, a pause between parts would only cost more encoder calls.
+  return runToEnd(boundedTokenSteps(exact, text, function* (stretch) {
+    return exact(stretch);
+  }));
+}
+
+/**
+ * {@link boundedTokenLength}, pausing (`yield`) after each hazard chunk or
+ * sample and every {@link CHARS_PER_STEP} characters of the text between
+ * hazards, so that a caller can count a long text a slice at a time (see
+ * `time-slices.ts`). The stretches between hazards are measured by
+ * `stretchSteps` (exactly, unless the caller samples them).
+ */
+export function* boundedTokenSteps(
+  exact: ExactLength,
+  text: string,
+  stretchSteps: (stretch: string) => Generator<void, number, void> = (stretch) => exactSteps(exact, stretch),
+): Generator<void, number, void> {
+  if (text.length < HAZARD_RUN || !mayHoldHazard(text)) return yield* stretchSteps(text);
   let tokens = 0;
   let cursor = 0;
-  while (match !== null) {
-    if (match.index > cursor) tokens += exact(text.slice(cursor, match.index));
-    tokens += hazardCount(exact, match[0]);
-    cursor = match.index + match[0].length;
-    match = HAZARD.exec(text);
+  for (let hazard = nextHazard(text, 0); hazard !== null; hazard = nextHazard(text, cursor)) {
+    const [start, end] = hazard;
+    if (start > cursor) tokens += yield* stretchSteps(text.slice(cursor, start));
+    tokens += yield* hazardSteps(exact, text.slice(start, end));
+    cursor = end;
   }
-  if (cursor < text.length) tokens += exact(text.slice(cursor));
+  if (cursor === 0) return yield* stretchSteps(text);
+  if (cursor < text.length) tokens += yield* stretchSteps(text.slice(cursor));
   return tokens;
+}
+
+/**
+ * The exact length of `text` (holding no hazard), in steps of
+ * {@link CHARS_PER_STEP} characters; an `exact` that cannot measure part of a
+ * text (no `measureFrom`, as the tests' stand-ins) measures it in one.
+ */
+export function* exactSteps(exact: ExactLength, text: string): Generator<void, number, void> {
+  const measureFrom = (exact as Partial<PieceLength>).measureFrom;
+  if (measureFrom === undefined) return exact(text);
+  let tokens = 0;
+  for (let from = 0; ; ) {
+    const measured = measureFrom(text, from, CHARS_PER_STEP);
+    tokens += measured.tokens;
+    if (measured.next < 0) return tokens;
+    from = measured.next;
+    yield;
+  }
 }

@@ -29,6 +29,10 @@
  *   are the ids between two separators (a special token's id is never one of
  *   a byte-pair encoding's). No piece can spell the separator, even in a text
  *   that does: the pre-split always parts symbols (`<|`, `|>`) from letters.
+ * - A long text can be measured part by part
+ *   ({@link PieceLength.measureFrom}): the pieces are those of the whole
+ *   text (the pattern resumes where it stopped), so the sum is the same, and
+ *   the caller may yield to the event loop between two parts.
  */
 
 /** Encodes text to token ids (js-tiktoken's `Tiktoken#encode`). */
@@ -38,6 +42,28 @@ export interface Encoder {
 
 /** The exact token length of a text. */
 export type ExactLength = (text: string) => number;
+
+/** What {@link PieceLength.measureFrom} measured: the tokens of the pieces read, and where the next piece begins (-1: none is left). */
+export interface PiecesMeasured {
+  tokens: number;
+  next: number;
+}
+
+/** An {@link ExactLength} that can also measure a text part by part, and its pieces one by one. */
+export interface PieceLength extends ExactLength {
+  /**
+   * The tokens of the pieces of `text` from the one that begins at `from` (0,
+   * or a `next` it returned), up to the first that ends at least `chars`
+   * characters past `from`.
+   */
+  measureFrom(text: string, from: number, chars: number): PiecesMeasured;
+  /**
+   * The tokens of the pieces of `text` that begin in `[from, to)`, the
+   * pre-split started `lead` characters before `from` so that it finds the
+   * same boundaries there as over the whole text (a piece is rarely longer).
+   */
+  measureStartingIn(text: string, from: number, to: number, lead: number): number;
+}
 
 /** No special token is allowed as one, and none is refused: their spellings are plain text. */
 const NONE: string[] = [];
@@ -74,7 +100,7 @@ export function plainTokenLength(encoder: Encoder, text: string): number {
  * piece, a piece seen before (in this text or an earlier one) looked up, the
  * others encoded once each, all of them in one `encode` call.
  */
-export function exactTokenLength(encoder: Encoder, pattern: string): ExactLength {
+export function exactTokenLength(encoder: Encoder, pattern: string): PieceLength {
   const pieces = new RegExp(pattern, "gu");
   const separator = encoder.encode(SEPARATOR, [SEPARATOR], NONE);
   const separatorId = separator.length === 1 ? separator[0]! : null;
@@ -85,18 +111,24 @@ export function exactTokenLength(encoder: Encoder, pattern: string): ExactLength
     if (known.size >= REMEMBERED_PIECES) known.clear();
     known.set(piece, tokens);
   };
-  // An encoder without the separator as one token (no shipped one) is asked piece by piece.
-  const encodeNew = (times: Map<string, number>): number => {
+  // The pieces of one measurement not known yet, with how often each came: encoded together when it ends.
+  // One map for every measurement: each runs to its end with nothing in between.
+  const fresh = new Map<string, number>();
+  /** The tokens of the pieces in `fresh`, encoded in one call (each remembered); empties it. */
+  const encodeFresh = (): number => {
+    if (fresh.size === 0) return 0;
     let tokens = 0;
+    // An encoder without the separator as one token (no shipped one) is asked piece by piece.
     if (separatorId === null) {
-      for (const [piece, count] of times) {
+      for (const [piece, count] of fresh) {
         const length = plainTokenLength(encoder, piece);
         remember(piece, length);
         tokens += count * length;
       }
+      fresh.clear();
       return tokens;
     }
-    const distinct = [...times.keys()];
+    const distinct = [...fresh.keys()];
     const ids = encoder.encode(distinct.join(SEPARATOR), [SEPARATOR], NONE);
     let index = 0;
     let run = 0;
@@ -107,29 +139,65 @@ export function exactTokenLength(encoder: Encoder, pattern: string): ExactLength
       }
       const piece = distinct[index]!;
       remember(piece, run);
-      tokens += run * times.get(piece)!;
+      tokens += run * fresh.get(piece)!;
       index += 1;
       run = 0;
     }
+    fresh.clear();
     return tokens;
   };
-  return (text) => {
+  /** The tokens of `piece` when known; otherwise 0, and it is counted in `fresh`. */
+  const lookUp = (piece: string): number => {
+    const length = known.get(piece);
+    if (length !== undefined) return length;
+    fresh.set(piece, (fresh.get(piece) ?? 0) + 1);
+    return 0;
+  };
+  const forgetIfAsked = (): void => {
     if (forgotten !== forgetting) {
       known.clear();
       forgotten = forgetting;
     }
+  };
+  const measureFrom = (text: string, from: number, chars: number): PiecesMeasured => {
+    forgetIfAsked();
+    fresh.clear();
     let tokens = 0;
-    let times: Map<string, number> | null = null;
+    const stop = from + chars;
+    pieces.lastIndex = from;
+    let match = pieces.exec(text);
+    while (match !== null) {
+      tokens += lookUp(match[0]);
+      if (pieces.lastIndex >= stop) break;
+      match = pieces.exec(text);
+    }
+    // Stopped part way: the next piece begins where this one ended (the pattern matches no empty piece).
+    const next = match === null || pieces.lastIndex >= text.length ? -1 : pieces.lastIndex;
+    return { tokens: tokens + encodeFresh(), next };
+  };
+  const measureStartingIn = (text: string, from: number, to: number, lead: number): number => {
+    forgetIfAsked();
+    fresh.clear();
+    let tokens = 0;
+    pieces.lastIndex = Math.max(0, from - lead);
+    for (let match = pieces.exec(text); match !== null && match.index < to; match = pieces.exec(text)) {
+      if (match.index >= from) tokens += lookUp(match[0]);
+    }
+    return tokens + encodeFresh();
+  };
+  // The whole text: the loop of `measureFrom` without its stop, the hot path of every count.
+  const length = (text: string): number => {
+    forgetIfAsked();
+    if (fresh.size > 0) fresh.clear();
+    let tokens = 0;
     pieces.lastIndex = 0;
     for (let match = pieces.exec(text); match !== null; match = pieces.exec(text)) {
       const piece = match[0];
       const length = known.get(piece);
       if (length !== undefined) tokens += length;
-      else {
-        times ??= new Map();
-        times.set(piece, (times.get(piece) ?? 0) + 1);
-      }
+      else fresh.set(piece, (fresh.get(piece) ?? 0) + 1);
     }
-    return times === null ? tokens : tokens + encodeNew(times);
+    return fresh.size === 0 ? tokens : tokens + encodeFresh();
   };
+  return Object.assign(length, { measureFrom, measureStartingIn });
 }

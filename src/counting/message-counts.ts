@@ -1,14 +1,25 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue, reasonOf, TokenCounterError } from "../errors";
+import { currentSlice, nextSlice, sliceUsedUp } from "../time-slices";
 import { approximateMessageTokens, approximateTokenCounter } from "./approximate";
 import type { TokenCountCache } from "./cache";
+import { slicedCountOf } from "./tiktoken";
 import type { TokenCounterLike } from "./types";
 
 /** A counter reduced to "count one message", with the object its cache entries are keyed by. */
 export interface MessageCounter {
   key: object;
   label: string;
-  countOne(message: BaseMessage): number | Promise<number>;
+  /** The message's tokens; `signal` reaches only the built-in counter's work in slices (see {@link sliced}). */
+  countOne(message: BaseMessage, signal?: AbortSignal): number | Promise<number>;
+  /**
+   * Whether a promise from {@link countOne} is the built-in tiktoken counter
+   * counting a long text in later time slices (see `time-slices.ts`), rather
+   * than an asynchronous counter: the pass that met it awaits that count
+   * alone and runs again, where an asynchronous counter has every message
+   * counted at once.
+   */
+  sliced: boolean;
   /**
    * Whether counts are looked up in and written to the cache. `false` for the
    * built-in estimate only: it reads a message's text faster than the cache
@@ -26,9 +37,12 @@ export interface MessageCounter {
 export function resolveTokenCounter(counter: TokenCounterLike | undefined, optionName = "tokenCounter"): MessageCounter {
   const chosen = counter ?? approximateTokenCounter;
   // The built-in estimate counts one message without wrapping it in a list (the same number, no allocation per message).
-  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens, cached: false };
+  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens, cached: false, sliced: false };
   if (typeof chosen === "function") {
-    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]), cached: true };
+    // The built-in tiktoken counter counts a long text in time slices: the same count, without holding the event loop.
+    const inSlices = slicedCountOf(chosen);
+    if (inSlices !== undefined) return { key: chosen, label: chosen.name, countOne: inSlices, cached: true, sliced: true };
+    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]), cached: true, sliced: false };
   }
   if (typeof chosen === "object" && chosen !== null && typeof chosen.getNumTokens === "function") {
     return {
@@ -36,6 +50,7 @@ export function resolveTokenCounter(counter: TokenCounterLike | undefined, optio
       label: `${describeValue(chosen)}.getNumTokens`,
       countOne: (message) => chosen.getNumTokens(message.content),
       cached: true,
+      sliced: false,
     };
   }
   throw new TypeError(
@@ -47,18 +62,36 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
-/** Thrown inside a synchronous pass when the counter turned out to be asynchronous. */
-export class AsyncCountNeeded {}
-const ASYNC_COUNT_NEEDED = new AsyncCountNeeded();
+/**
+ * Thrown inside a synchronous pass that must wait: the counter turned out to
+ * be asynchronous (`everything`), or the time slice is used up or a long text
+ * goes on counting in later slices. The caller awaits
+ * {@link MessageCounts.settle} and runs the pass again; counts made so far are
+ * kept, so the pass gets further each time.
+ */
+export class AsyncCountNeeded {
+  constructor(
+    /** Whether every message is being counted at once (an asynchronous counter), rather than a pause for one slice. */
+    readonly everything: boolean,
+  ) {}
+}
+const COUNT_EVERYTHING = new AsyncCountNeeded(true);
+const WAIT_FOR_SLICE = new AsyncCountNeeded(false);
 
 /**
  * The token counts of one list during one compaction. Each message is
  * counted at most once, lazily, on first need, and looked up in (and written
  * to) the shared cache, so work is in proportion to what the selection reads.
  *
- * Synchronous counters are called synchronously; the first promise a counter
- * returns aborts the pass with {@link AsyncCountNeeded}, after which the caller
- * awaits {@link countAll} and runs the pass again with every count known.
+ * Synchronous counters are called synchronously; a pass that must wait is
+ * stopped with {@link AsyncCountNeeded}, after which the caller awaits
+ * {@link settle} and runs the pass again:
+ * - the first promise an asynchronous counter returns: every message is then
+ *   counted at once ({@link countAll}, the calls running concurrently);
+ * - a time slice used up (see `time-slices.ts`), once the pass counted at
+ *   least one message in it (so each run gets further): the next slice;
+ * - the built-in tiktoken counter's long text that goes on counting in later
+ *   slices: that count.
  */
 export class MessageCounts {
   /**
@@ -78,32 +111,56 @@ export class MessageCounts {
   private knownTotal = 0;
 
   private readonly cache: TokenCountCache | null;
+  /** Whether the counter answered with a promise (and is not the built-in one counting in slices): then every message is counted at once. */
+  private asynchronous = false;
+  /** The slice in which this list last counted a message, and the counts since the clock was last read. */
+  private lastSlice = -1;
+  private sinceClock = 0;
+  /** How many counts go between two readings of the clock: the estimate counts a message in about a microsecond. */
+  private readonly clockEvery: number;
 
   constructor(
     private readonly messages: readonly BaseMessage[],
     private readonly counter: MessageCounter,
     cache: TokenCountCache | null,
+    /** Stops counting in slices once aborted (the work then rejects with its reason). */
+    private readonly signal?: AbortSignal,
   ) {
     this.cache = counter.cached ? cache : null;
+    this.clockEvery = counter.cached ? 1 : 32;
     // A short list (one replacement, one new step) is dense from the start: no map for a handful of counts.
     if (messages.length <= 16) this.dense = new Float64Array(messages.length).fill(Number.NaN);
   }
 
-  /** The tokens of message `index`, counting it now if needed. */
+  /** The tokens of message `index`, counting it now if needed; throws {@link AsyncCountNeeded} when the pass must wait. */
   of(index: number): number {
     const known = this.known(index);
     if (known !== undefined) return known;
     const message = this.messages[index]!;
     const cached = this.cache?.get(this.counter.key, message);
     if (cached !== undefined) return this.record(index, cached);
+    // Only after a count in this very slice: a pass run again after a pause always counts at least one more message.
+    if (this.lastSlice === currentSlice() && this.clockDue() && sliceUsedUp()) throw WAIT_FOR_SLICE;
+    this.lastSlice = currentSlice();
     const result = this.call(index);
     if (isThenable(result)) {
       const promise = Promise.resolve(result);
-      promise.catch(() => undefined); // awaited (and its error reported) by countAll
+      promise.catch(() => undefined); // awaited (and its error reported) by settle or countAll
       (this.pending ??= new Map()).set(index, promise);
-      throw ASYNC_COUNT_NEEDED;
+      if (this.counter.sliced) throw WAIT_FOR_SLICE;
+      this.asynchronous = true;
+      throw COUNT_EVERYTHING;
     }
     return this.accept(index, result);
+  }
+
+  /** What a pass stopped by {@link AsyncCountNeeded} awaits before it runs again (see the class comment). */
+  async settle(): Promise<void> {
+    if (this.asynchronous) return this.countAll();
+    const pending = this.pending;
+    this.pending = null;
+    if (pending === null) return nextSlice(this.signal);
+    await Promise.all([...pending].map(([index, started]) => this.settled(index, started)));
   }
 
   /** The sum over `indices`. */
@@ -129,6 +186,8 @@ export class MessageCounts {
       this.sparse = null;
     }
     const work: Promise<void>[] = [];
+    const pending = this.pending;
+    this.pending = null;
     for (let index = 0; index < this.messages.length; index += 1) {
       if (this.known(index) !== undefined) continue;
       const message = this.messages[index]!;
@@ -137,34 +196,46 @@ export class MessageCounts {
         this.record(index, cached);
         continue;
       }
-      const started = this.pending?.get(index) ?? this.call(index);
+      if (this.clockDue() && sliceUsedUp()) await nextSlice(this.signal);
+      const started = pending?.get(index) ?? this.call(index);
       if (!isThenable(started)) {
         this.accept(index, started);
         continue;
       }
-      work.push(
-        Promise.resolve(started).then(
-          (value) => void this.accept(index, value),
-          (error: unknown) => {
-            throw this.wrapThrown(index, error);
-          },
-        ),
-      );
+      work.push(this.settled(index, started));
     }
-    this.pending = null;
     await Promise.all(work);
+  }
+
+  /** Counts read since the clock was last read, every {@link clockEvery}th answering yes. */
+  private clockDue(): boolean {
+    this.sinceClock += 1;
+    if (this.sinceClock < this.clockEvery) return false;
+    this.sinceClock = 0;
+    return true;
+  }
+
+  /** Records the count `started` resolves to (or rejects with its error, wrapped). */
+  private settled(index: number, started: PromiseLike<unknown>): Promise<void> {
+    return Promise.resolve(started).then(
+      (value) => void this.accept(index, value),
+      (error: unknown) => {
+        throw this.wrapThrown(index, error);
+      },
+    );
   }
 
   private call(index: number): unknown {
     try {
-      return this.counter.countOne(this.messages[index]!);
+      return this.counter.countOne(this.messages[index]!, this.signal);
     } catch (error) {
       throw this.wrapThrown(index, error);
     }
   }
 
-  private wrapThrown(index: number, error: unknown): Error {
-    if (error instanceof TokenCounterError) return error;
+  private wrapThrown(index: number, error: unknown): unknown {
+    // An abort is the caller's, not the counter's failure: it goes on as it is.
+    if (error instanceof TokenCounterError || (this.signal?.aborted === true && error === this.signal.reason)) return error;
     return new TokenCounterError(
       `${this.counter.label} threw while counting the message at index ${index} (${this.typeAt(index)}): ${reasonOf(error)}`,
       index,
@@ -215,12 +286,13 @@ export class MessageCounts {
   }
 }
 
-/** The tokens of every message in `messages`, awaiting an asynchronous counter, through `cache`. */
+/** The tokens of every message in `messages`, awaiting an asynchronous counter, through `cache`, in time slices stopped by `signal`. */
 export async function countTotal(
   messages: readonly BaseMessage[],
   counter: MessageCounter,
   cache: TokenCountCache | null,
+  signal?: AbortSignal,
 ): Promise<number> {
   if (messages.length === 0) return 0;
-  return new MessageCounts(messages, counter, cache).total();
+  return new MessageCounts(messages, counter, cache, signal).total();
 }

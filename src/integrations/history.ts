@@ -2,7 +2,7 @@ import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { assertCompactOptions, raceAbort } from "../compactors/abort";
+import { assertCompactOptions, raceAbort, throwIfAborted } from "../compactors/abort";
 import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
 import type { Compactor } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
@@ -11,13 +11,28 @@ import type { CompactionReport } from "../compactors/report";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertMessage, assertTimerDelay, assertTokenBudget, describeValue } from "../errors";
-import { comparableForm, startsWith } from "./message-rewrite";
+import { comparableFormInSlices, startsWith } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 import { RECOGNISED_STORES, recognisedRewrite } from "./recognised-rewrite";
 import { SerialLane } from "./serial-lane";
 
 export type { MessageRewrite } from "./message-rewrite";
 export { storedForm } from "./message-rewrite";
+
+/**
+ * The limits of one compaction (`compactionTimeoutMs` and the wrapper's
+ * `signal`): `signal` aborts when either is reached, `race` stops waiting
+ * for work then, and `check` rejects once the compaction is abandoned,
+ * reading the deadline from the clock as well as from the timer.
+ */
+interface CompactionLimit {
+  signal: AbortSignal | undefined;
+  race<T>(running: Promise<T>): Promise<T>;
+  check(): void;
+}
+
+/** No limit: the work is waited for, and nothing abandons it. */
+const UNLIMITED: CompactionLimit = { signal: undefined, race: (running) => running, check: () => undefined };
 
 /** A chat history the wrapper can wrap: the two store shapes of `@langchain/core`. */
 export type WrappableChatMessageHistory = BaseChatMessageHistory | BaseListChatMessageHistory;
@@ -96,10 +111,15 @@ export interface CompactingChatMessageHistoryOptions {
    */
   rewrite?: MessageRewrite | typeof SINGLE_WRITER_CLEAR_AND_ADD;
   /**
-   * A compaction (counting and choosing) that takes longer is abandoned:
-   * `getMessages()` rejects, nothing is written, and the compactor's own
-   * `signal` aborts, so its work (a summary call, store writes) stops too.
-   * Default: no limit.
+   * A compaction that takes longer is abandoned: `getMessages()` rejects,
+   * nothing is written, and the compactor's own `signal` aborts, so its work
+   * (counting, a summary call, store writes) stops too. In commit mode the
+   * time runs until the store write is sent: an abandoned compaction calls no
+   * `onEvict`, and one abandoned while `onEvict` runs writes nothing. The
+   * work runs in time slices that let the event loop turn (so the timer
+   * fires), and the deadline is also checked against the clock right before
+   * `onEvict` and before the write. The write itself, once sent, is one
+   * atomic step and completes. Default: no limit.
    */
   compactionTimeoutMs?: number;
   /** Aborts the running and every later compaction the same way, the compactor's work included (e.g. at shutdown). */
@@ -215,10 +235,13 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       if (this.pending !== null) await this.writes.run(() => this.finishPending());
       // A copy: some stores (InMemoryChatMessageHistory) hand out their live list.
       const stored = [...(await this.history.getMessages())];
-      const report = await this.compactBounded(stored);
-      if (report === null || report.messages === null) return stored;
-      if (this.mode === "view") return report.messages;
-      return this.commit(stored, report);
+      // In commit mode the limits hold until the write is sent (see `compactionTimeoutMs`).
+      return this.bounded(async (limit) => {
+        const report = await this.compactWithin(stored, limit);
+        if (report === null || report.messages === null) return stored;
+        if (this.mode === "view") return report.messages;
+        return this.commit(stored, report, limit);
+      });
     });
   }
 
@@ -277,46 +300,72 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     return this.pending?.next ?? null;
   }
 
-  /** The compaction, abandoned (rejecting with the reason) when the timeout passes or `signal` aborts. */
-  private async compactBounded(messages: BaseMessage[]): Promise<CompactionReport | null> {
-    if (this.compactionTimeoutMs === undefined && this.signal === undefined) return this.compactWith(messages, undefined);
+  /** The compaction alone (a view of the list), abandoned (rejecting with the reason) when the timeout passes or `signal` aborts. */
+  private compactBounded(messages: BaseMessage[]): Promise<CompactionReport | null> {
+    return this.bounded((limit) => this.compactWithin(messages, limit));
+  }
+
+  /** The compaction, abandoned when `limit` is reached: also when it finished late without letting the timer fire. */
+  private async compactWithin(messages: BaseMessage[], limit: CompactionLimit): Promise<CompactionReport | null> {
+    const report = await limit.race(this.compactWith(messages, limit.signal));
+    limit.check();
+    return report;
+  }
+
+  /** Runs `work` within this wrapper's limits (`compactionTimeoutMs`, `signal`); see {@link CompactionLimit}. */
+  private async bounded<T>(work: (limit: CompactionLimit) => Promise<T>): Promise<T> {
+    if (this.compactionTimeoutMs === undefined && this.signal === undefined) return work(UNLIMITED);
     const controller = new AbortController();
     const forward = () => controller.abort(this.signal!.reason);
     if (this.signal?.aborted) forward();
     this.signal?.addEventListener("abort", forward, { once: true });
-    const timer =
-      this.compactionTimeoutMs === undefined
-        ? undefined
-        : setTimeout(() => controller.abort(new Error(`compaction did not finish within compactionTimeoutMs (${this.compactionTimeoutMs} ms)`)), this.compactionTimeoutMs);
+    const timeoutMs = this.compactionTimeoutMs;
+    const timedOut = () => controller.abort(new Error(`compaction did not finish within compactionTimeoutMs (${timeoutMs} ms)`));
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + timeoutMs;
+    const timer = timeoutMs === undefined ? undefined : setTimeout(timedOut, timeoutMs);
+    const signal = controller.signal;
+    const limit: CompactionLimit = {
+      signal,
+      // The caller stops waiting even for work that ignores the signal, and a rejection of the abandoned work is handled.
+      race: (running) => raceAbort(running, signal),
+      check: () => {
+        // Read from the clock too: synchronous work (a compactor that never yields) keeps the timer from firing.
+        if (!signal.aborted && performance.now() >= deadline) timedOut();
+        throwIfAborted(signal);
+      },
+    };
     try {
-      // raceAbort: the caller stops waiting even for work that ignores the signal, and a rejection of the abandoned work is handled.
-      return await raceAbort(this.compactWith(messages, controller.signal), controller.signal);
+      return await work(limit);
     } finally {
       clearTimeout(timer);
       this.signal?.removeEventListener("abort", forward);
     }
   }
 
-  private async commit(stored: BaseMessage[], report: CompactionReport): Promise<BaseMessage[]> {
+  private async commit(stored: BaseMessage[], report: CompactionReport, limit: CompactionLimit): Promise<BaseMessage[]> {
     const compacted = report.messages!;
+    // Abandoned (timeout or signal) before or while `onEvict` ran: nothing is handed over, nothing written.
+    limit.check();
     if (this.onEvict) {
       const evicted = evictionsOf(stored, report);
       if (evicted.length > 0) await this.onEvict(evicted);
     }
+    limit.check();
     if (this.rewrite) {
-      if (await this.rewrite(stored, compacted)) return [...(await this.history.getMessages())];
+      if (await this.rewrite(stored, compacted, { signal: limit.signal })) return [...(await this.history.getMessages())];
       // The oldest messages changed under us (another compactor, or a clear): its result stands; show ours of it.
       const current = [...(await this.history.getMessages())];
       return (await this.compactBounded(current))?.messages ?? current;
     }
     return this.writes.run(async () => {
       await this.finishPending();
-      const storedKeys = comparableForm(stored);
+      const storedKeys = await comparableFormInSlices(stored, limit.signal);
       const current = [...(await this.history.getMessages())];
-      const currentKeys = comparableForm(current);
+      const currentKeys = await comparableFormInSlices(current, limit.signal);
       if (!startsWith(currentKeys, storedKeys)) return current;
       // Messages appended since the first read are carried over behind the compacted list.
       const next = [...compacted, ...current.slice(stored.length)];
+      limit.check();
       await this.replaceAll(currentKeys, next);
       return next;
     });
@@ -340,12 +389,12 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     if (this.pending === null) return;
     const { from, next } = this.pending;
     const current = [...(await this.history.getMessages())];
-    const currentKeys = comparableForm(current);
+    const currentKeys = await comparableFormInSlices(current);
     let appended: BaseMessage[];
     if (startsWith(currentKeys, from)) {
       appended = current.slice(from.length);
     } else {
-      const nextKeys = comparableForm(next);
+      const nextKeys = await comparableFormInSlices(next);
       let written = 0;
       while (written < next.length && written < current.length && currentKeys[written] === nextKeys[written]) written += 1;
       // All of the new list landed (the failure came after), so the store already holds it and whatever followed.

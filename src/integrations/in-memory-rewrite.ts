@@ -1,6 +1,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { assertRewriteLists, comparableForm, namespaceOf } from "./message-rewrite";
+import { throwIfAborted } from "../compactors/abort";
+import { nextSlice, sliceUsedUp } from "../time-slices";
+import { assertRewriteLists, comparableOne, namespaceOf } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** Where `InMemoryChatMessageHistory` keeps a session: its `messages` array. */
@@ -24,15 +26,28 @@ export function inMemoryRewrite(history: InMemoryHistoryLike): MessageRewrite {
   if (typeof history !== "object" || history === null || !Array.isArray(history.messages)) {
     throw new TypeError(`\`history\` must be an InMemoryChatMessageHistory (an object with a \`messages\` array), got ${describeValue(history)}`);
   }
-  return async (expected, next) => {
+  return async (expected, next, options) => {
     assertRewriteLists(expected, next);
-    // Serialize before the critical section: nothing below awaits.
-    const want = comparableForm(expected);
+    const signal = options?.signal;
+    // A message the store still holds as the very object expected is the one expected; the others are compared by
+    // their stored form, serialized before the critical section (in time slices: a long list takes a while).
+    const held = history.messages;
+    const forms = new Map<BaseMessage, string>();
+    for (let index = 0; index < expected.length; index += 1) {
+      const message = expected[index]!;
+      if (held[index] === message) continue;
+      forms.set(message, comparableOne(message));
+      if (held[index] !== undefined) forms.set(held[index]!, comparableOne(held[index]!));
+      if (sliceUsedUp()) await nextSlice(signal);
+    }
+    const formOf = (message: BaseMessage) => forms.get(message) ?? comparableOne(message);
     const replacement = [...next];
+    // Abandoned meanwhile: nothing is written. Nothing below awaits, so no append, clear or rewrite interleaves.
+    throwIfAborted(signal);
     const current = history.messages;
     if (current.length < expected.length) return false;
     for (let index = 0; index < expected.length; index += 1) {
-      if (current[index] !== expected[index] && comparableForm([current[index]!])[0] !== want[index]) return false;
+      if (current[index] !== expected[index] && formOf(current[index]!) !== formOf(expected[index]!)) return false;
     }
     history.messages = [...replacement, ...current.slice(expected.length)];
     return true;

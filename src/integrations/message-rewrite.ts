@@ -1,6 +1,7 @@
 import { mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { assertConversation } from "../compactors/sliding-window";
+import { mapInSlices } from "../time-slices";
 
 /**
  * In one atomic step, replaces the store's oldest messages by `next` if they
@@ -8,8 +9,25 @@ import { assertConversation } from "../compactors/sliding-window";
  * `false` (and changes nothing) when they are not. A store that offers this
  * makes a commit safe against crashes, concurrent appends and competing
  * compactions: see `inMemoryRewrite`, `redisListRewrite`, `postgresRewrite`.
+ *
+ * `options.signal` aborts when the compaction is abandoned (its timeout, the
+ * wrapper's signal): a rewrite should then write nothing, rejecting with the
+ * signal's reason, wherever it is before its write is sent. The write itself,
+ * once sent, is one atomic step, and completes. The built-in rewrites check
+ * the signal right before it (and PostgreSQL's again before `COMMIT`).
  */
-export type MessageRewrite = (expected: readonly BaseMessage[], next: readonly BaseMessage[]) => Promise<boolean>;
+export type MessageRewrite = (expected: readonly BaseMessage[], next: readonly BaseMessage[], options?: MessageRewriteOptions) => Promise<boolean>;
+
+/** What a {@link MessageRewrite} is given besides the lists. */
+export interface MessageRewriteOptions {
+  /** Aborts when the compaction is abandoned: nothing may be written after that. */
+  signal?: AbortSignal;
+}
+
+/** One message in comparable form: what a store keeps of it, as JSON. */
+function storedOne(message: BaseMessage): string {
+  return JSON.stringify(mapChatMessagesToStoredMessages([message])[0]);
+}
 
 /**
  * Throws a `TypeError` naming the bad value unless `expected` and `next` are
@@ -24,7 +42,12 @@ export function assertRewriteLists(expected: unknown, next: unknown): asserts ex
 
 /** Messages in a comparable form: what a store keeps of them, as JSON. */
 export function storedForm(messages: readonly BaseMessage[]): string[] {
-  return mapChatMessagesToStoredMessages([...messages]).map((stored) => JSON.stringify(stored));
+  return messages.map(storedOne);
+}
+
+/** {@link storedForm} in time slices (see `time-slices.ts`): a long history serializes for hundreds of milliseconds. */
+export function storedFormInSlices(messages: readonly BaseMessage[], signal?: AbortSignal): Promise<string[]> {
+  return mapInSlices(messages, storedOne, signal);
 }
 
 function sortedKeys(value: unknown): unknown {
@@ -34,12 +57,22 @@ function sortedKeys(value: unknown): unknown {
   return Object.fromEntries(Object.keys(record).sort().map((key) => [key, sortedKeys(record[key])]));
 }
 
+/** One message in {@link comparableForm}. */
+export function comparableOne(message: BaseMessage): string {
+  return JSON.stringify(sortedKeys(mapChatMessagesToStoredMessages([message])[0]));
+}
+
 /**
  * Like {@link storedForm}, with object keys in a fixed order: a store that
  * keeps JSON as a document (PostgreSQL `jsonb`) hands keys back reordered.
  */
 export function comparableForm(messages: readonly BaseMessage[]): string[] {
-  return mapChatMessagesToStoredMessages([...messages]).map((stored) => JSON.stringify(sortedKeys(stored)));
+  return messages.map(comparableOne);
+}
+
+/** {@link comparableForm} in time slices. */
+export function comparableFormInSlices(messages: readonly BaseMessage[], signal?: AbortSignal): Promise<string[]> {
+  return mapInSlices(messages, comparableOne, signal);
 }
 
 /** Whether `list` begins with `prefix`, item for item. */

@@ -1,7 +1,8 @@
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
-import { assertRewriteLists, comparableForm, namespaceOf } from "./message-rewrite";
+import { mapInSlices, nextSlice, sliceUsedUp } from "../time-slices";
+import { assertRewriteLists, comparableForm, comparableFormInSlices, namespaceOf } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** A result row set: the part of `pg`'s `QueryResult` this helper reads. */
@@ -80,6 +81,15 @@ function rowForm(row: MessageRow): string {
   return comparableForm(mapStoredMessagesToChatMessages([{ type, data } as unknown as StoredMessage]))[0]!;
 }
 
+/** Whether `rows` read back are the messages of `want`, compared in time slices (the rows stay locked meanwhile). */
+async function rowsAre(rows: readonly MessageRow[], want: readonly string[], signal: AbortSignal | undefined): Promise<boolean> {
+  for (let index = 0; index < rows.length; index += 1) {
+    if (rowForm(rows[index]!) !== want[index]) return false;
+    if ((index & 63) === 63 && sliceUsedUp()) await nextSlice(signal);
+  }
+  return true;
+}
+
 /**
  * An atomic {@link MessageRewrite} for `PostgresChatMessageHistory` (its own
  * table: `id SERIAL`, `session_id`, `message JSONB`, read `ORDER BY id`). One
@@ -120,11 +130,13 @@ export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
   const table = history.tableName;
   // The store creates its table lazily; its own (TypeScript-private) method knows the layout.
   const ensureTable = (history as unknown as { ensureTable?: () => Promise<void> }).ensureTable;
-  return async (expected, next) => {
+  return async (expected, next, options) => {
     assertRewriteLists(expected, next);
+    const signal = options?.signal;
     if (typeof ensureTable === "function") await ensureTable.call(history);
-    const want = comparableForm(expected);
-    const values = mapChatMessagesToStoredMessages([...next]).map(rowValue);
+    // Serialized in time slices: a long session's messages take hundreds of milliseconds.
+    const want = await comparableFormInSlices(expected, signal);
+    const values = await mapInSlices(mapChatMessagesToStoredMessages([...next]), rowValue, signal);
     const client = await pool.connect();
     const connection = watchConnection(client);
     let broken = false;
@@ -132,7 +144,7 @@ export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
       await client.query("BEGIN");
       const rows = (await client.query(`SELECT id, message FROM ${table} WHERE session_id = $1 ORDER BY id FOR UPDATE`, [sessionId])).rows as MessageRow[];
       const oldest = rows.slice(0, want.length);
-      if (oldest.length < want.length || oldest.some((row, index) => rowForm(row) !== want[index])) {
+      if (oldest.length < want.length || !(await rowsAre(oldest, want, signal))) {
         await client.query("ROLLBACK");
         return false;
       }
@@ -158,6 +170,11 @@ export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
           `INSERT INTO ${table} (session_id, message) SELECT $1, message FROM unnest($2::jsonb[]) WITH ORDINALITY AS t(message, position) ORDER BY position`,
           [sessionId, behind],
         );
+      }
+      // Abandoned meanwhile: the transaction is rolled back and nothing is written. Once sent, COMMIT is one step.
+      if (signal?.aborted === true) {
+        await client.query("ROLLBACK");
+        throw signal.reason;
       }
       await client.query("COMMIT");
       return true;

@@ -1,7 +1,9 @@
 import { mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import type { StoredMessage } from "@langchain/core/messages";
 import { assertWholeNumber, describeValue } from "../errors";
-import { assertRewriteLists, namespaceOf, storedForm } from "./message-rewrite";
+import { throwIfAborted } from "../compactors/abort";
+import { mapInSlices } from "../time-slices";
+import { assertRewriteLists, namespaceOf, storedForm, storedFormInSlices } from "./message-rewrite";
 import type { MessageRewrite } from "./message-rewrite";
 
 /** The part of a node-redis v4 client this helper uses. */
@@ -101,15 +103,19 @@ export function redisListRewrite(session: RedisListHistoryLike): MessageRewrite 
   // (A negative TTL would have the store's own EXPIRE delete the session.)
   const sessionTTL = session.sessionTTL ?? 0;
   assertWholeNumber("sessionTTL", sessionTTL);
-  return async (expected, next) => {
+  return async (expected, next, options) => {
     assertRewriteLists(expected, next);
+    const signal = options?.signal;
     if (!isOpen(client)) await client.connect();
     // The raw values as stored: the script compares bytes, and a message read back may re-serialize differently.
     const raw = (await client.lRange(sessionId, 0, -1)).reverse();
-    const current = storedForm(mapStoredMessagesToChatMessages(raw.map((item) => JSON.parse(item) as StoredMessage)));
-    const want = storedForm(expected);
+    // Serialized in time slices: a long session's messages take hundreds of milliseconds.
+    const current = await mapInSlices(raw, (item) => storedForm(mapStoredMessagesToChatMessages([JSON.parse(item) as StoredMessage]))[0]!, signal);
+    const want = await storedFormInSlices(expected, signal);
     if (current.length < want.length || want.some((item, index) => item !== current[index])) return false;
-    const values = storedForm(next);
+    const values = await storedFormInSlices(next, signal);
+    // Abandoned meanwhile: nothing is written. Once sent, the script is one atomic step.
+    throwIfAborted(signal);
     const result = await client.eval(REPLACE_OLDEST, {
       keys: [sessionId],
       arguments: [String(want.length), String(sessionTTL), ...raw.slice(0, want.length), ...values],

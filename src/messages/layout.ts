@@ -6,6 +6,8 @@ import { IdTable } from "./id-table";
 import { IntList } from "./int-list";
 import { compactionNoteMetadata } from "./note";
 import { PrefixMemory } from "./prefix-memory";
+import type { Remembered } from "./prefix-memory";
+import { nextSlice, sliceUsedUp } from "../time-slices";
 import { roleOf, toolCallIdOf } from "./roles";
 
 /** A unit that is kept or removed whole. */
@@ -137,6 +139,8 @@ class LayoutEngine {
   taskStart = 0;
   /** How many leading messages of the remembered list were checked to be `BaseMessage`s. */
   checked = 0;
+  /** While a layout in slices is under way (its state describes a part of a list no memory entry holds): not to be used by another. */
+  busy = false;
   /** While laying out a list not yet checked: the argument name to check each new message under. */
   private checkAs: string | null = null;
 
@@ -194,13 +198,16 @@ class LayoutEngine {
   /** Which of the layout's lists changed since it was last handed out (the others are handed out again as they were). */
   private changed = { turn: true, step: true, notes: true, loose: true };
 
-  /** Brings the state to the layout of `messages`, whose first `common` messages are those laid out before. */
-  update(messages: readonly BaseMessage[], common: number, checkAs: string | null = null): void {
+  /**
+   * Brings the state to the layout of `messages[0..to)`, whose first `common` messages are those laid out before.
+   * (A list laid out up to a point and then on to its end is laid out as in one go: see `layoutInSlices`.)
+   */
+  update(messages: readonly BaseMessage[], common: number, checkAs: string | null = null, to = messages.length): void {
     this.checkAs = checkAs;
     // `common` never exceeds either list's length, and a rewind to a target the state is not past does nothing.
     this.rewind(common);
     for (;;) {
-      const restartAt = this.extend(messages);
+      const restartAt = this.extend(messages, to);
       if (restartAt < 0) return;
       this.rewind(restartAt);
     }
@@ -284,9 +291,8 @@ class LayoutEngine {
    * message turns the current task into history, or a new call is answered by
    * an earlier result that answered nothing before.
    */
-  private extend(messages: readonly BaseMessage[]): number {
+  private extend(messages: readonly BaseMessage[], to: number): number {
     const from = this.n;
-    const to = messages.length;
     // A state holding history only, with nothing after it, lost its task message (undone): relay from the start.
     if (from === to) {
       if (this.taskStart >= from && from > this.systemEnd) return 0;
@@ -814,8 +820,14 @@ export function layoutCheckedConversation(messages: unknown, name = "messages"):
   return remembered(messages as BaseMessage[], true, name);
 }
 
+/** The remembered engine for `messages` and the length of their common prefix; none while that engine is busy laying out in slices. */
+function recallEngine(messages: readonly BaseMessage[]): { entry: Remembered<LayoutEngine> | undefined; common: number } {
+  const recalled = memory.recall(messages);
+  return recalled.entry?.state.busy === true ? { entry: undefined, common: 0 } : recalled;
+}
+
 function remembered(messages: readonly BaseMessage[], check: boolean, name = "messages"): ConversationLayout {
-  const { entry, common } = memory.recall(messages);
+  const { entry, common } = recallEngine(messages);
   const engine = entry?.state ?? new LayoutEngine();
   const checked = Math.min(engine.checked, common);
   // What the engine will not read again (its kept prefix) is checked here; the rest as it is read.
@@ -823,13 +835,62 @@ function remembered(messages: readonly BaseMessage[], check: boolean, name = "me
   try {
     engine.update(messages, common, check ? name : null);
   } catch (error) {
-    // A message that cannot be read leaves no half-built state behind to be trusted next time.
-    engine.update([], 0);
-    engine.checked = 0;
+    forgetState(engine);
     throw error;
   }
   engine.checked = check ? messages.length : checked;
   memory.remember(entry, engine, messages, common);
+  return engine.layout();
+}
+
+/** A failed or abandoned layout leaves no half-built state behind to be trusted next time. */
+function forgetState(engine: LayoutEngine): void {
+  engine.update([], 0);
+  engine.checked = 0;
+}
+
+/** Messages checked or laid out between two looks at the time slice (a few milliseconds of work). */
+const MESSAGES_PER_STEP = 1_024;
+
+/**
+ * {@link layoutCheckedConversation} in time slices (see `time-slices.ts`):
+ * a long stretch not laid out before (a history seen for the first time) is
+ * checked and laid out {@link MESSAGES_PER_STEP} messages at a time, and
+ * between two of them, once the slice is used up, the event loop turns (and
+ * an aborted `signal` stops it, rejecting with its reason). The engine
+ * extends a layout as a list grows, so the result is that of one pass. While
+ * it runs, its engine is used by no other layout (another layout of the same
+ * conversation starts afresh).
+ */
+export async function layoutCheckedConversationInSlices(messages: unknown, signal?: AbortSignal, name = "messages"): Promise<ConversationLayout> {
+  if (!Array.isArray(messages)) {
+    throw new TypeError(`\`${name}\` must be an array of BaseMessage, got ${describeValue(messages)}`);
+  }
+  const list = messages as BaseMessage[];
+  const { entry, common } = recallEngine(list);
+  if (list.length - common <= MESSAGES_PER_STEP) return remembered(list, true, name);
+  const engine = entry?.state ?? new LayoutEngine();
+  engine.busy = true;
+  try {
+    // What the engine will not read again (its kept prefix) is checked first; the rest as it is read.
+    for (let from = Math.min(engine.checked, common), kept = Math.min(common, engine.n); from < kept; from += MESSAGES_PER_STEP) {
+      assertMessagesFrom(list, from, name, Math.min(kept, from + MESSAGES_PER_STEP));
+      if (sliceUsedUp()) await nextSlice(signal);
+    }
+    for (let to = common + MESSAGES_PER_STEP; ; to += MESSAGES_PER_STEP) {
+      // From the second part on, the state describes `list[0..engine.n)` exactly: nothing to rewind.
+      engine.update(list, to === common + MESSAGES_PER_STEP ? common : engine.n, name, Math.min(to, list.length));
+      if (to >= list.length) break;
+      if (sliceUsedUp()) await nextSlice(signal);
+    }
+  } catch (error) {
+    forgetState(engine);
+    throw error;
+  } finally {
+    engine.busy = false;
+  }
+  engine.checked = list.length;
+  memory.remember(entry, engine, list, common);
   return engine.layout();
 }
 
