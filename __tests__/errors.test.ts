@@ -15,7 +15,7 @@ import {
   approximateTokenCounter,
   CompactingChatMessageHistory,
   CompactionHook,
-  isCompactionNote,
+  isOmissionNote,
   SlidingWindowCompactor,
   tiktokenCounter,
   TokenCountCache,
@@ -752,7 +752,7 @@ describe("CompactingChatMessageHistory appends: a value that is no message is re
     for (const fragment of fragments) expect((caught as Error).message).toContain(fragment);
     expect(keys(await store.getMessages())).toEqual(before);
     // The session is not stuck: the next read compacts as before.
-    expect((await history.getMessages()).some((message) => isCompactionNote(message))).toBe(true);
+    expect((await history.getMessages()).some((message) => isOmissionNote(message))).toBe(true);
   }
 
   test("addMessage(value): a TypeError naming it", async () => {

@@ -4,7 +4,7 @@
  * asked for), and anything beyond the system prompt.
  */
 import { AIMessage, BaseMessage, ToolMessage, trimMessages } from "@langchain/core/messages";
-import { approximateTokenCounter, isCompactionNote, SlidingWindowCompactor, TokenCountCache } from "../src";
+import { approximateTokenCounter, isOmissionNote, SlidingWindowCompactor, TokenCountCache } from "../src";
 import { agentConversation, seededRandom } from "./conversations";
 
 export interface QualityTally {
@@ -64,9 +64,9 @@ function tally(into: QualityTally, result: unknown, task: BaseMessage): void {
   }
   const messages = result as BaseMessage[];
   // trimMessages returns copies, so the task is recognised by type and content.
-  if (messages.some((m) => m.type === "human" && !isCompactionNote(m) && m.content === task.content)) into.keepsTask += 1;
+  if (messages.some((m) => m.type === "human" && !isOmissionNote(m) && m.content === task.content)) into.keepsTask += 1;
   if (providerValid(messages)) into.valid += 1;
-  const others = messages.filter((m) => m.type !== "system" && !isCompactionNote(m)).length;
+  const others = messages.filter((m) => m.type !== "system" && !isOmissionNote(m)).length;
   if (others > 0) into.beyondSystem += 1;
   else into.onlySystem += 1;
 }

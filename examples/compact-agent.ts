@@ -6,7 +6,7 @@
  */
 import { AIMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { isCompactionNote, SlidingWindowCompactor, tiktokenCounter } from "../src";
+import { isOmissionNote, SlidingWindowCompactor, tiktokenCounter } from "../src";
 import { longAgentConversation } from "./support/conversation";
 import { wrapWords } from "./support/wrap-words";
 
@@ -17,7 +17,7 @@ const ENTRY_INDENT = 5; // "  1. " and the continuation lines under it
 
 /** What a message is, in a few words: its type, whether it is our note, which tools it calls. */
 function labelOf(message: BaseMessage): string {
-  const note = isCompactionNote(message) ? " (omission note)" : "";
+  const note = isOmissionNote(message) ? " (omission note)" : "";
   const calls = AIMessage.isInstance(message) && message.tool_calls?.length ? ` calling ${message.tool_calls.map((call) => call.name).join(" and ")}` : "";
   return `${message.type}${note}${calls}`;
 }

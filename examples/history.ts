@@ -13,7 +13,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
-import { approximateTokenCounter, CompactingChatMessageHistory, compactionNoteMetadata, isCompactionNote } from "../src";
+import { approximateTokenCounter, CompactingChatMessageHistory, omissionNoteMetadata, isOmissionNote } from "../src";
 import { ScriptedAgentModel } from "./support/scripted-agent-model";
 import type * as OpenAI from "@langchain/openai";
 import { runIfMain } from "./support/run-if-main";
@@ -66,11 +66,11 @@ export async function main(): Promise<HistoryExampleResult> {
   const questions = QUESTIONS.length;
 
   const stored = await store.getMessages();
-  const note = stored.find(isCompactionNote);
+  const note = stored.find(isOmissionNote);
   console.log(`${questions} questions asked, ${questions * 2} messages written`);
   console.log(`store holds ${stored.length} messages (${approximateTokenCounter(stored)} tokens), archive received ${archive.length}`);
-  console.log(`note: ${note ? `"${note.text}" removed_messages=${compactionNoteMetadata(note)?.removed_messages}` : "none"}`);
-  console.log(`nothing lost: ${stored.filter((m) => !isCompactionNote(m)).length + archive.length === questions * 2}`);
+  console.log(`note: ${note ? `"${note.text}" removed_messages=${omissionNoteMetadata(note)?.removed_messages}` : "none"}`);
+  console.log(`nothing lost: ${stored.filter((m) => !isOmissionNote(m)).length + archive.length === questions * 2}`);
   if (scripted !== null) {
     const largest = Math.max(...scripted.calls.map((call) => approximateTokenCounter(call.messages)));
     console.log(`largest prompt sent to the model: ${largest} tokens (history trigger ${BUDGET.contextWindow * BUDGET.compactAt}, plus the system prompt and the new question)`);

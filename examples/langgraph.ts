@@ -14,7 +14,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { approximateTokenCounter, isCompactionNote } from "../src";
+import { approximateTokenCounter, isOmissionNote } from "../src";
 import { CompactionAnnotation, createCompactionNode, COMPACTION_VIEW_KEY } from "../src/integrations/langgraph";
 import type { CompactionView } from "../src/integrations/langgraph";
 import { ScriptedChatModel } from "./support/scripted-chat-model";
@@ -80,10 +80,10 @@ async function run(mode: "view" | "commit"): Promise<LangGraphRun> {
   console.log(`${mode}: the checkpointed state holds ${state.messages.length} messages`);
   if (mode === "view") {
     const view = state[COMPACTION_VIEW_KEY];
-    const note = view?.added?.map((addition) => addition.message).find((message) => isCompactionNote(message));
+    const note = view?.added?.map((addition) => addition.message).find((message) => isOmissionNote(message));
     console.log(`  remembered cut: ${view?.hiddenIds.length ?? 0} messages hidden from the model; note: ${note?.text ?? "none"}`);
   } else {
-    const note = state.messages.find((message) => isCompactionNote(message));
+    const note = state.messages.find((message) => isOmissionNote(message));
     console.log(`  note in state: ${note?.text ?? "none"}`);
   }
   if (scripted) {
@@ -97,7 +97,7 @@ async function run(mode: "view" | "commit"): Promise<LangGraphRun> {
     const trigger = WINDOW.contextWindow * WINDOW.compactAt;
     console.log(`  ${scripted.requests.length} model calls, largest request ${Math.max(...sizes)} tokens (trigger ${trigger}); the prefix moved ${compactions} times`);
     const last = scripted.requests.at(-1)!;
-    console.log(`  last request: ${last.length} messages (${last.map((message) => (isCompactionNote(message) ? "note" : message.type)).join(", ")})`);
+    console.log(`  last request: ${last.length} messages (${last.map((message) => (isOmissionNote(message) ? "note" : message.type)).join(", ")})`);
   }
   return { mode, messages: state.messages, view: state[COMPACTION_VIEW_KEY] ?? null, scripted };
 }

@@ -12,7 +12,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableLambda, RunnablePassthrough } from "@langchain/core/runnables";
 import { RunCollectorCallbackHandler } from "@langchain/core/tracers/run_collector";
-import { compactMessages, isCompactionNote, tiktokenCounter } from "../src";
+import { compactMessages, isOmissionNote, tiktokenCounter } from "../src";
 import type { TokenCounter } from "../src";
 import { ScriptedChatModel } from "./support/scripted-chat-model";
 import type * as OpenAI from "@langchain/openai";
@@ -44,7 +44,7 @@ async function model(): Promise<{ model: BaseChatModel; scripted: ScriptedChatMo
 
 async function summarize(label: string, sent: BaseMessage[] | undefined, counter: TokenCounter): Promise<void> {
   if (!sent) return;
-  const note = sent.find((message) => isCompactionNote(message));
+  const note = sent.find((message) => isOmissionNote(message));
   console.log(`${label}: the model was sent ${sent.length} messages, ${await counter(sent)} tokens`);
   if (note) console.log(`  note: ${note.text}`);
 }

@@ -14,7 +14,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod/v4";
-import { approximateTokenCounter, isCompactionNote } from "../src";
+import { approximateTokenCounter, isOmissionNote } from "../src";
 import { compactionMiddleware } from "../src/integrations/middleware";
 import { ScriptedAgentModel } from "./support/scripted-agent-model";
 import type * as OpenAI from "@langchain/openai";
@@ -71,10 +71,10 @@ async function run(mode: "view" | "commit"): Promise<MiddlewareRun> {
   }
   const state = (await agent.graph.getState(config)).values as { messages: BaseMessage[] };
   console.log(`\n${mode} mode: ${cities.length} questions`);
-  console.log(`  state holds ${state.messages.length} messages (${approximateTokenCounter(state.messages)} tokens)${state.messages.some(isCompactionNote) ? ", with a note" : ""}`);
+  console.log(`  state holds ${state.messages.length} messages (${approximateTokenCounter(state.messages)} tokens)${state.messages.some(isOmissionNote) ? ", with a note" : ""}`);
   if (scripted !== null) {
     const sizes = scripted.calls.map((call) => scripted.requestTokens(call)!);
-    const withNote = scripted.calls.filter((call) => call.messages.some(isCompactionNote)).length;
+    const withNote = scripted.calls.filter((call) => call.messages.some(isOmissionNote)).length;
     console.log(`  model calls: ${scripted.calls.length}, largest request ${Math.max(...sizes)} tokens (trigger ${WINDOW.contextWindow * WINDOW.compactAt}), ${withNote} requests carried a note`);
     console.log(`  last request: ${scripted.calls.at(-1)!.messages.length} messages`);
   }

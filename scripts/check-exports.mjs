@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import assert from "node:assert/strict";
 
 const require = createRequire(import.meta.url);
-const expected = ["SlidingWindowCompactor", "isCompactionNote", "approximateTokenCounter", "tiktokenCounter", "CompactionHook", "compactMessages", "createCompactionNode", "CompactingChatMessageHistory"];
+const expected = ["SlidingWindowCompactor", "isOmissionNote", "approximateTokenCounter", "tiktokenCounter", "CompactionHook", "compactMessages", "createCompactionNode", "CompactingChatMessageHistory"];
 const subpaths = {
   "langchain-compaction/langgraph": ["createCompactionNode", "CompactionAnnotation", "CompactionGraphAnnotation"],
   "langchain-compaction/middleware": ["compactionMiddleware"],
@@ -37,19 +37,19 @@ for (const [label, pkg, core] of [
   const { AIMessage, HumanMessage } = core.messages;
   const history = [new HumanMessage("a ".repeat(400)), new AIMessage("b ".repeat(400)), new HumanMessage("task")];
   const compacted = await new pkg.SlidingWindowCompactor().compact(history, 20);
-  assert.ok(compacted && compacted.some((message) => pkg.isCompactionNote(message)), `the ${label} build compacts`);
+  assert.ok(compacted && compacted.some((message) => pkg.isOmissionNote(message)), `the ${label} build compacts`);
   assert.ok(compacted.at(-1) === history.at(-1), `the ${label} build keeps the task`);
   // Stores of either copy of @langchain/core are accepted (a check of methods, never instanceof).
   for (const store of [new esmCore.history.InMemoryChatMessageHistory(), new cjsCore.history.InMemoryChatMessageHistory()]) {
     const wrapped = new pkg.CompactingChatMessageHistory({ history: store, targetTokens: 20 });
     await wrapped.addMessages(history);
     const read = await wrapped.getMessages();
-    assert.ok(read.some((message) => pkg.isCompactionNote(message)), `the ${label} wrapper compacts a ${store.constructor.name}`);
+    assert.ok(read.some((message) => pkg.isOmissionNote(message)), `the ${label} wrapper compacts a ${store.constructor.name}`);
   }
 }
 // Notes are recognised by metadata, so each copy recognises the other's.
 const note = (await new cjs.SlidingWindowCompactor().compact([new esmCore.messages.HumanMessage("x ".repeat(300)), new esmCore.messages.HumanMessage("task")], 5))[0];
-assert.ok(esm.isCompactionNote(note), "a CommonJS note is a note to the ES-module build");
+assert.ok(esm.isOmissionNote(note), "a CommonJS note is a note to the ES-module build");
 // The dual-package decision: one token-count cache per process.
 assert.equal(esm.sharedTokenCountCache, cjs.sharedTokenCountCache, "both builds share one token-count cache");
 // A cache made by one copy is accepted by the other.

@@ -31,8 +31,8 @@ export type { OffloadedResult, OffloadStore } from "./compactors/offload-store";
 export { CompactionPipeline } from "./compactors/pipeline";
 export type { CompactionPipelineOptions } from "./compactors/pipeline";
 
-export { isCompactionNote, compactionNoteMetadata, DEFAULT_OMISSION_NOTE } from "./messages/note";
-export type { CompactionNoteMetadata } from "./messages/note";
+export { isOmissionNote, omissionNoteMetadata, DEFAULT_OMISSION_NOTE } from "./messages/omission-note";
+export type { OmissionNoteMetadata } from "./messages/omission-note";
 export {
   isCompactionMessage,
   isSummaryMessage,

@@ -3,7 +3,7 @@
  * worked out by hand, and the overhead beside the list.
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { createCompactionNote } from "../../src/messages/note";
+import { createOmissionNote } from "../../src/messages/omission-note";
 import { breakdownOf, breakdownTotal, categoriesOf } from "../../src/compactors/breakdown";
 import { SlidingWindowCompactor } from "../../src";
 
@@ -12,7 +12,7 @@ const result = (id: string) => new ToolMessage({ tool_call_id: id, content: "r" 
 
 describe("categoriesOf", () => {
   test("instructions, history, compaction messages, tool results anywhere, and the task with its steps", () => {
-    const note = createCompactionNote("[{num_removed} removed]", 4, 3);
+    const note = createOmissionNote("[{num_removed} removed]", 4, 3);
     const messages = [
       new SystemMessage("s1"), new SystemMessage("s2"),
       note,

@@ -2,7 +2,7 @@ import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from
 import { tool } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import fc from "fast-check";
-import { approximateTokenCounter, CompactionHook, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { approximateTokenCounter, CompactionHook, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import { advanceCompactionView, applyCompactionView } from "../../src/integrations/view-window";
 import type { CompactionView } from "../../src/integrations/view-window";
 import { assertOnSeedsAsync, describeSeeds } from "../support/seeds";
@@ -53,7 +53,7 @@ describe("CompactionHook: trigger and target", () => {
     messages.push(new HumanMessage("task"));
     const report = (await hook.run(messages, { extraTokens: 20 }))!;
     expect(report).not.toBeNull();
-    const kept = report.messages!.filter((message) => !isCompactionNote(message));
+    const kept = report.messages!.filter((message) => !isOmissionNote(message));
     const last = messages.length - 1; // the task; the turns are at 1..20, turn k at 1 + 2k
     // Target 60 − 20 = 40: sys(3) + task(4) + the newest 1 turn (20) fit, a second turn (20) would not.
     expect(kept).toHaveLength(4);
@@ -62,7 +62,7 @@ describe("CompactionHook: trigger and target", () => {
     expect(report.keptCount).toBe(4);
     // Without the extra 20: target 60 holds two turns (3 + 4 + 40 = 47), not three (67).
     const generous = (await hook.run(messages))!;
-    const generousKept = generous.messages!.filter((message) => !isCompactionNote(message));
+    const generousKept = generous.messages!.filter((message) => !isOmissionNote(message));
     expect(generousKept).toHaveLength(6);
     generousKept.forEach((message, index) => expect(message).toBe([messages[0], ...messages.slice(last - 4)][index]));
     expect(charCounter(generousKept)).toBe(3 + 4 + 40);
@@ -273,7 +273,7 @@ describe("CompactionHook: hysteresis", () => {
       // Never sent over the trigger, and after a compaction within the target (the note aside).
       expect(approximateTokenCounter(request.messages)).toBeLessThan(hook.triggerTokens);
       if (request.compacted) {
-        expect(approximateTokenCounter(request.messages.filter((m) => !isCompactionNote(m)))).toBeLessThanOrEqual(hook.targetTokens());
+        expect(approximateTokenCounter(request.messages.filter((m) => !isOmissionNote(m)))).toBeLessThanOrEqual(hook.targetTokens());
       }
       assertToolPairs(request.messages);
       if (index === 0 || request.compacted) continue;

@@ -8,13 +8,13 @@
  */
 import { AIMessage, BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
-import { assertProtect, pinnedMessages } from "../../src/compactors/protection";
+import { assertProtect, protectedMessages } from "../../src/compactors/protection";
 import type { ProtectPredicate } from "../../src/compactors/protection";
 import { answer, calling, human, result, system } from "../support/stages";
 
 /** The pinned indices, or `null` for "nothing pinned". */
 const pinnedIndices = (messages: BaseMessage[], protect: ProtectPredicate | undefined) => {
-  const mask = pinnedMessages(messages, protect);
+  const mask = protectedMessages(messages, protect);
   return mask === null ? null : [...mask.keys()].filter((index) => mask[index] === 1);
 };
 
@@ -39,7 +39,7 @@ describe("protect: the predicate", () => {
   test("it is called once per message, with the message and its index; only `true` pins", () => {
     const messages = [system(), human(), answer(), human(), answer()];
     const seen: [BaseMessage, number][] = [];
-    pinnedMessages(messages, (message, index) => {
+    protectedMessages(messages, (message, index) => {
       seen.push([message, index]);
       return false;
     });

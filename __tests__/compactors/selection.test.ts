@@ -8,12 +8,12 @@
  */
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { isOmissionNote, SlidingWindowCompactor } from "../../src";
 import type { ProtectPredicate } from "../../src";
 // One token per character of string content.
 import { lengthCounter as chars, protectIds } from "../support/stages";
 
-const idsOf = (messages: readonly BaseMessage[] | null) => (messages === null ? null : messages.map((m) => (isCompactionNote(m) ? "NOTE" : m.id)));
+const idsOf = (messages: readonly BaseMessage[] | null) => (messages === null ? null : messages.map((m) => (isOmissionNote(m) ? "NOTE" : m.id)));
 const human = (id: string, content: string) => new HumanMessage({ id, content });
 const ai = (id: string, content: string) => new AIMessage({ id, content });
 const system = (id: string, content: string) => new SystemMessage({ id, content });

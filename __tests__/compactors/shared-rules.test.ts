@@ -5,9 +5,9 @@
  */
 import { AIMessage, BaseMessage, HumanMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, ToolMessage } from "@langchain/core/messages";
 import { MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
+import { createOmissionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/omission-note";
 import { layoutConversation } from "../../src/messages/layout";
-import { isCompactionMessage, isCompactionNote, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
+import { isCompactionMessage, isOmissionNote, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
 import { abortedSignal, answer, calling, human, lengthCounter, result, system, tokens } from "../support/stages";
 
 const summary = (text = "<conversation_summary>\nearlier work\n</conversation_summary>") =>
@@ -19,18 +19,18 @@ const offloadedResult = () =>
 
 describe("compaction metadata", () => {
   test("isCompactionMessage recognises every strategy's messages, and only by known strategy names", () => {
-    const note = createCompactionNote(DEFAULT_OMISSION_NOTE, 3, 2);
+    const note = createOmissionNote(DEFAULT_OMISSION_NOTE, 3, 2);
     for (const message of [note, summary(), prunedResult(), offloadedResult()]) expect(isCompactionMessage(message)).toBe(true);
     const foreign = new HumanMessage({ content: "x", response_metadata: { compaction: { strategy: "summary" } } });
     const text = new HumanMessage("<conversation_summary>typed by a user</conversation_summary>");
     for (const message of [foreign, text, new AIMessage("a"), "not a message", null]) expect(isCompactionMessage(message)).toBe(false);
-    // isCompactionNote stays the sliding window's own.
-    expect(isCompactionNote(note)).toBe(true);
-    expect(isCompactionNote(summary())).toBe(false);
+    // isOmissionNote stays the sliding window's own.
+    expect(isOmissionNote(note)).toBe(true);
+    expect(isOmissionNote(summary())).toBe(false);
   });
 
   test("the metadata survives mapChatMessagesToStoredMessages and a LangGraph checkpointer", async () => {
-    const written = [createCompactionNote(DEFAULT_OMISSION_NOTE, 3, 2), summary(), calling(["c9"]), prunedResult(), calling(["c8"]), offloadedResult()];
+    const written = [createOmissionNote(DEFAULT_OMISSION_NOTE, 3, 2), summary(), calling(["c9"]), prunedResult(), calling(["c8"]), offloadedResult()];
     const stored = mapStoredMessagesToChatMessages(mapChatMessagesToStoredMessages(written));
     expect(stored.map(isCompactionMessage)).toEqual([true, true, false, true, false, true]);
     expect(stored.map((m) => m.response_metadata)).toEqual(written.map((m) => m.response_metadata));
@@ -45,7 +45,7 @@ describe("compaction metadata", () => {
 
   test("a summary is never the current task: the layout anchors on the user's own message", () => {
     const messages = [system(), human(10, "Q"), summary(), calling(["c1"]), result("c1")];
-    expect(layoutConversation(messages).anchor).toBe(1);
+    expect(layoutConversation(messages).task).toBe(1);
     // After the task, a summary is a step of its own (kept or removed whole), not a stray.
     expect(layoutConversation(messages).steps.map((s) => s.members)).toEqual([[2], [3, 4]]);
   });
@@ -90,7 +90,7 @@ describe("protect on the sliding window", () => {
   });
 
   test("a protected earlier note is kept, not folded", async () => {
-    const note = createCompactionNote(DEFAULT_OMISSION_NOTE, 7, 3);
+    const note = createOmissionNote(DEFAULT_OMISSION_NOTE, 7, 3);
     const messages = [system(), note, human(), answer(200), human(10, "Q"), answer()];
     const out = await new SlidingWindowCompactor({ protect: (m) => m === note, cache: null }).compact(messages, 40, lengthCounter);
     expect(out).toContain(note);

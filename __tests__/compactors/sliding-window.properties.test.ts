@@ -457,7 +457,7 @@ function readProtected(c: Case): { end: number; task: number; newestSteps: numbe
   const task = latestRealHuman(c.messages, end);
   // The steps come from the library's layout; its protected positions must agree with the reading here.
   expect(layout.systemEnd).toBe(end);
-  expect(layout.anchor).toBe(task);
+  expect(layout.task).toBe(task);
   const newest = layout.steps.slice(layout.steps.length - Math.min(c.minKeepSteps, layout.steps.length));
   return { end, task, newestSteps: newest.map((step) => step.members) };
 }

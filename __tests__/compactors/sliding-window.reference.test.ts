@@ -10,7 +10,7 @@ import * as fc from "fast-check";
 import {
   approximateTokenCounter,
   DEFAULT_OMISSION_NOTE,
-  isCompactionNote,
+  isOmissionNote,
   SlidingWindowCompactor,
   tiktokenCounter,
   TokenCountCache,
@@ -197,7 +197,7 @@ function expectSameResult(actual: BaseMessage[] | null, expected: BaseMessage[] 
     const got = actual![i]!;
     // The reference's note is a new object: compare what it says. Every other message must be the very object.
     if (noteMeta(message) !== undefined && !actual!.includes(message)) {
-      expect(isCompactionNote(got)).toBe(true);
+      expect(isOmissionNote(got)).toBe(true);
       expect(got.content).toBe(message.content);
       expect(got.response_metadata).toEqual(message.response_metadata);
     } else {
@@ -327,10 +327,10 @@ function checkRules(
     // Over target yet unchanged: nothing but earlier notes could have gone, i.e. every turn and step is affordable or required.
     return;
   }
-  const notes = result.filter((m) => isCompactionNote(m));
+  const notes = result.filter((m) => isOmissionNote(m));
   expect(notes.length).toBe(noteEnabled ? 1 : 0);
   if (earlierNote) expect(result).not.toContain(earlierNote);
-  const withoutNote = result.filter((m) => !isCompactionNote(m));
+  const withoutNote = result.filter((m) => !isOmissionNote(m));
   // Same objects, original order.
   let last = -1;
   for (const m of withoutNote) {

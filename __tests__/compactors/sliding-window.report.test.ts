@@ -11,28 +11,28 @@
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { compactionNoteMetadata, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { omissionNoteMetadata, isOmissionNote, SlidingWindowCompactor } from "../../src";
 // One token per character of string content.
 import { lengthCounter as chars, protectIds } from "../support/stages";
-import { createCompactionNote } from "../../src/messages/note";
+import { createOmissionNote } from "../../src/messages/omission-note";
 
 /** Ids, the new note (which has none) as "NOTE". */
 const idsOf = (messages: readonly BaseMessage[] | null) =>
-  messages === null ? null : messages.map((m) => (isCompactionNote(m) && m.id === undefined ? "NOTE" : m.id));
+  messages === null ? null : messages.map((m) => (isOmissionNote(m) && m.id === undefined ? "NOTE" : m.id));
 const human = (id: string, content: string) => new HumanMessage({ id, content });
 const ai = (id: string, content: string) => new AIMessage({ id, content });
 const system = (id: string, content: string) => new SystemMessage({ id, content });
 /** An earlier compaction's note, as a store hands it back. */
 const earlierNote = (id: string | undefined, removed: number) => {
-  const note = createCompactionNote("[earlier messages removed]", removed, 3);
+  const note = createOmissionNote("[earlier messages removed]", removed, 3);
   if (id !== undefined) note.id = id;
   return note;
 };
 /** The removed count the newest note in `messages` carries. */
 const newNoteCount = (messages: readonly BaseMessage[] | null) => {
-  const notes = (messages ?? []).filter((m) => isCompactionNote(m) && m.id === undefined);
+  const notes = (messages ?? []).filter((m) => isOmissionNote(m) && m.id === undefined);
   expect(notes).toHaveLength(1);
-  return compactionNoteMetadata(notes[0]!)!.removed_messages;
+  return omissionNoteMetadata(notes[0]!)!.removed_messages;
 };
 
 describe("an unchanged report", () => {

@@ -5,7 +5,7 @@
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { isOmissionNote, SlidingWindowCompactor } from "../../src";
 import { toolPairingProblems } from "../support/scripted-model-agent";
 // One token per character of string content: every expectation below is plain arithmetic.
 import { lengthCounter as chars } from "../support/stages";
@@ -13,7 +13,7 @@ import { lengthCounter as chars } from "../support/stages";
 
 /** Ids of a result, the note shown as "NOTE". */
 const idsOf = (messages: readonly BaseMessage[] | null | undefined) =>
-  messages === null || messages === undefined ? null : messages.map((m) => (isCompactionNote(m) ? "NOTE" : m.id));
+  messages === null || messages === undefined ? null : messages.map((m) => (isOmissionNote(m) ? "NOTE" : m.id));
 
 const compactor = () => new SlidingWindowCompactor({ cache: null });
 const ai = (id: string, content: string, calls: string[] = []) =>

@@ -17,9 +17,9 @@ import { load } from "@langchain/core/load";
 import { convertMessagesToCompletionsMessageParams, convertMessagesToResponsesInput } from "@langchain/openai";
 import {
   approximateTokenCounter,
-  compactionNoteMetadata,
+  omissionNoteMetadata,
   DEFAULT_OMISSION_NOTE,
-  isCompactionNote,
+  isOmissionNote,
   SlidingWindowCompactor,
   tiktokenCounter,
   TokenCounterError,
@@ -37,14 +37,14 @@ const calling = (ids: string[], n = 10) =>
 const result = (id: string, n = 10) => new ToolMessage({ tool_call_id: id, content: x(n, "T") });
 const defaultNote = (removed: number) => DEFAULT_OMISSION_NOTE.split("{num_removed}").join(String(removed));
 
-/** Asserts `actual` is `expected` element by element, where `"NOTE"` stands for a fresh compaction note. */
+/** Asserts `actual` is `expected` element by element, where `"NOTE"` stands for a fresh omission note. */
 function expectKept(actual: BaseMessage[] | null, expected: (BaseMessage | "NOTE")[]): HumanMessage | undefined {
   expect(actual).not.toBeNull();
   expect(actual!.length).toBe(expected.length);
   let note: HumanMessage | undefined;
   expected.forEach((want, i) => {
     if (want === "NOTE") {
-      expect(isCompactionNote(actual![i])).toBe(true);
+      expect(isOmissionNote(actual![i])).toBe(true);
       note = actual![i] as HumanMessage;
     } else {
       expect(actual![i]).toBe(want);
@@ -60,7 +60,7 @@ describe("what is removed", () => {
     const out = await new SlidingWindowCompactor().compact([S, H1, A1, H2, A2, H3], 50, lengthCounter);
     const note = expectKept(out, [S, "NOTE", H2, A2, H3])!;
     expect(note.content).toBe(defaultNote(2));
-    expect(compactionNoteMetadata(note)).toEqual({ strategy: "sliding_window", removed_messages: 2, kept_messages: 4 });
+    expect(omissionNoteMetadata(note)).toEqual({ strategy: "sliding_window", removed_messages: 2, kept_messages: 4 });
   });
 
   test("replaces the oldest step (and every history turn)", async () => {
@@ -70,7 +70,7 @@ describe("what is removed", () => {
     // newest first F (10), (C2,T2) (30 so far) fit, (C1,T1) would make 50.
     const out = await new SlidingWindowCompactor().compact([S, H0, A0, H, C1, T1, C2, T2, F], 60, lengthCounter);
     const note = expectKept(out, [S, H, "NOTE", C2, T2, F])!;
-    expect(compactionNoteMetadata(note)).toEqual({ strategy: "sliding_window", removed_messages: 4, kept_messages: 5 });
+    expect(omissionNoteMetadata(note)).toEqual({ strategy: "sliding_window", removed_messages: 4, kept_messages: 5 });
     assertProviderValid(out!);
   });
 
@@ -85,9 +85,9 @@ describe("what is removed", () => {
     const second = await compactor.compact(next, 40, lengthCounter);
     const note = expectKept(second, [S, "NOTE", H3, A3, H4])!;
     expect(note).not.toBe(firstNote);
-    expect(second!.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(second!.filter((m) => isOmissionNote(m))).toHaveLength(1);
     // 2 folded from the first note + H2, A2.
-    expect(compactionNoteMetadata(note)).toEqual({ strategy: "sliding_window", removed_messages: 4, kept_messages: 4 });
+    expect(omissionNoteMetadata(note)).toEqual({ strategy: "sliding_window", removed_messages: 4, kept_messages: 4 });
     expect(note.content).toBe(defaultNote(4));
   });
 
@@ -101,7 +101,7 @@ describe("what is removed", () => {
     // Steps (C,T) 20 + F 10 = 30 > available 35 - 20 = 15: keep F (10); (C,T) would make 30. Notes, H1, A1, C, T go.
     const out = await new SlidingWindowCompactor().compact([S, N1, H1, A1, H, N2, C, T, F], 35, lengthCounter);
     const note = expectKept(out, [S, H, "NOTE", F])!;
-    expect(compactionNoteMetadata(note)!.removed_messages).toBe(3 + 5 + 4);
+    expect(omissionNoteMetadata(note)!.removed_messages).toBe(3 + 5 + 4);
   });
 
   test("parallel tool calls stay together with their results", async () => {
@@ -142,7 +142,7 @@ describe("what is removed", () => {
         const out = await new SlidingWindowCompactor({ minKeepSteps }).compact(list, target, lengthCounter);
         const expected: (BaseMessage | "NOTE")[] = trimmed ? [S, H, "NOTE", ...keptSteps] : [S, "NOTE", H, ...keptSteps];
         const note = expectKept(out, expected)!;
-        expect(compactionNoteMetadata(note)!.removed_messages).toBe(2 + 2 * (stepCount - kept));
+        expect(omissionNoteMetadata(note)!.removed_messages).toBe(2 + 2 * (stepCount - kept));
         if (kept > 0) expect(lengthCounter(out!.filter((m) => m !== note))).toBeGreaterThan(target);
         assertProviderValid(out!);
       }
@@ -194,7 +194,7 @@ describe("when nothing changes", () => {
   test.each([null, ""])("note disabled (%p) returns the kept messages, without a note", async (omissionNote) => {
     const out = await new SlidingWindowCompactor({ omissionNote }).compact(list, 50, lengthCounter);
     expectKept(out, [S, H2, A2, H3]);
-    expect(out!.some((m) => isCompactionNote(m))).toBe(false);
+    expect(out!.some((m) => isOmissionNote(m))).toBe(false);
   });
 });
 
@@ -234,21 +234,21 @@ describe("note metadata", () => {
     const json = JSON.parse(JSON.stringify(note)) as { kwargs: { response_metadata: { compaction: unknown } } };
     expect(json.kwargs.response_metadata.compaction).toEqual(expectedMeta);
     const revived = (await load(JSON.stringify(note))) as BaseMessage;
-    expect(isCompactionNote(revived)).toBe(true);
-    expect(compactionNoteMetadata(revived)).toEqual(expectedMeta);
+    expect(isOmissionNote(revived)).toBe(true);
+    expect(omissionNoteMetadata(revived)).toEqual(expectedMeta);
   });
 
   test("survives mapChatMessagesToStoredMessages / mapStoredMessagesToChatMessages, and is folded afterwards", async () => {
     const { out } = await freshNote();
     const stored = JSON.parse(JSON.stringify(mapChatMessagesToStoredMessages(out)));
     const revived = mapStoredMessagesToChatMessages(stored);
-    expect(isCompactionNote(revived[1])).toBe(true);
-    expect(compactionNoteMetadata(revived[1]!)).toEqual(expectedMeta);
-    expect(revived.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(isOmissionNote(revived[1])).toBe(true);
+    expect(omissionNoteMetadata(revived[1]!)).toEqual(expectedMeta);
+    expect(revived.filter((m) => isOmissionNote(m))).toHaveLength(1);
     // The revived note is still a note: it is folded, not taken for the user's task.
     const again = await new SlidingWindowCompactor().compact([...revived, answer(), human()], 40, lengthCounter);
-    expect(again!.filter((m) => isCompactionNote(m))).toHaveLength(1);
-    expect(compactionNoteMetadata(again![1]!)!.removed_messages).toBe(2 + 2);
+    expect(again!.filter((m) => isOmissionNote(m))).toHaveLength(1);
+    expect(omissionNoteMetadata(again![1]!)!.removed_messages).toBe(2 + 2);
   });
 
   test("is not sent to a provider as an unknown field", async () => {
@@ -263,10 +263,10 @@ describe("note metadata", () => {
   test("a human message with the same text is not a note, and is the user's task", async () => {
     const { note } = await freshNote();
     const lookAlike = new HumanMessage(note.content as string);
-    expect(isCompactionNote(note)).toBe(true);
-    expect(isCompactionNote(lookAlike)).toBe(false);
-    expect(isCompactionNote(new AIMessage({ content: "x", response_metadata: note.response_metadata }))).toBe(false);
-    expect(isCompactionNote({ type: "human", response_metadata: note.response_metadata })).toBe(false);
+    expect(isOmissionNote(note)).toBe(true);
+    expect(isOmissionNote(lookAlike)).toBe(false);
+    expect(isOmissionNote(new AIMessage({ content: "x", response_metadata: note.response_metadata }))).toBe(false);
+    expect(isOmissionNote({ type: "human", response_metadata: note.response_metadata })).toBe(false);
     const [S, H1, A1] = [system(), human(), answer()];
     // The look-alike is the latest real human message: the anchor, kept.
     const out = await new SlidingWindowCompactor().compact([S, H1, A1, lookAlike], 20, lengthCounter);
@@ -289,7 +289,7 @@ describe("tool results grouped by tool_call_id", () => {
     // Steps: (P,Tb,Ta) 30, Thinking 10, F 10. available = 45 - 20 = 25: F, Thinking fit (20); the call step would make 50.
     const out = await new SlidingWindowCompactor().compact([S, H, P, Tb, Thinking, Ta, F], 45, lengthCounter);
     const note = expectKept(out, [S, H, "NOTE", Thinking, F])!;
-    expect(compactionNoteMetadata(note)!.removed_messages).toBe(3);
+    expect(omissionNoteMetadata(note)!.removed_messages).toBe(3);
     assertProviderValid(out!);
   });
 
@@ -330,7 +330,7 @@ describe("the input", () => {
       const { messages } = randomConversation(seed);
       const out = await new SlidingWindowCompactor().compact(messages, Math.floor(approximateTokenCounter(messages) / 2));
       if (out === null) continue;
-      const kept = out.filter((m) => !isCompactionNote(m));
+      const kept = out.filter((m) => !isOmissionNote(m));
       const positions = kept.map((m) => messages.indexOf(m));
       expect(positions.every((p) => p >= 0)).toBe(true);
       expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -431,7 +431,7 @@ describe("counters", () => {
         expect(viaAsync === null).toBe(sync === null);
         if (sync === null) continue;
         expect(viaAsync!.length).toBe(sync.length);
-        sync.forEach((m, i) => (isCompactionNote(m) ? expect(viaAsync![i]!.content).toBe(m.content) : expect(viaAsync![i]).toBe(m)));
+        sync.forEach((m, i) => (isOmissionNote(m) ? expect(viaAsync![i]!.content).toBe(m.content) : expect(viaAsync![i]).toBe(m)));
       }
     }
   });
@@ -453,8 +453,8 @@ describe("counters", () => {
       const target = Math.floor(byContent(messages) / 2);
       const viaModel = await new SlidingWindowCompactor({ cache: null }).compact(messages, target, new TinyModel());
       const viaFunction = await new SlidingWindowCompactor({ cache: null }).compact(messages, target, byContent);
-      expect(viaModel?.map((m) => (isCompactionNote(m) ? m.content : m))).toEqual(
-        viaFunction?.map((m) => (isCompactionNote(m) ? m.content : m)),
+      expect(viaModel?.map((m) => (isOmissionNote(m) ? m.content : m))).toEqual(
+        viaFunction?.map((m) => (isOmissionNote(m) ? m.content : m)),
       );
     }
     // The model was given message content, as trimMessages gives it.
@@ -468,9 +468,9 @@ describe("counters", () => {
     const b = await new SlidingWindowCompactor({ cache: null }).compact(messages, target, byContent);
     // The same messages kept, the very objects in the same order, and the same note text.
     expect(a).not.toBeNull();
-    expect(a!.map((m) => (isCompactionNote(m) ? m.content : m))).toEqual(b!.map((m) => (isCompactionNote(m) ? m.content : m)));
+    expect(a!.map((m) => (isOmissionNote(m) ? m.content : m))).toEqual(b!.map((m) => (isOmissionNote(m) ? m.content : m)));
     a!.forEach((m, i) => {
-      if (!isCompactionNote(m)) expect(m).toBe(b![i]);
+      if (!isOmissionNote(m)) expect(m).toBe(b![i]);
     });
   });
 });

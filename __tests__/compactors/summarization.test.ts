@@ -72,7 +72,7 @@ describe("SummarizationCompactor tiers", () => {
     expect(out).toContain(task);
     // The newest step stays; the task is still the anchor of the result.
     expect(out!.slice(-2)).toEqual(messages.slice(-2));
-    expect(layoutConversation(out!).anchor).toBe(out!.indexOf(task));
+    expect(layoutConversation(out!).task).toBe(out!.indexOf(task));
     assertProviderValid(out!);
     // minKeepSteps 0 lets the last step go too.
     const all = await new SummarizationCompactor({ model: new ScriptedSummaryModel(() => "S"), minKeepSteps: 0, cache: null }).compact(messages, 0, lengthCounter);

@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
-import { isCompactionNote, SlidingWindowCompactor, tiktokenCounter } from "../../src";
+import { isOmissionNote, SlidingWindowCompactor, tiktokenCounter } from "../../src";
 import { longAgentConversation } from "../../examples/support/conversation";
 
 const root = join(__dirname, "..", "..");
@@ -98,7 +98,7 @@ describe("npm run example", () => {
     sent.forEach((message, index) => {
       const entry = normalize(entries[index]!);
       expect(entry.startsWith(message.type)).toBe(true);
-      expect(entry.includes("(omission note)")).toBe(isCompactionNote(message));
+      expect(entry.includes("(omission note)")).toBe(isOmissionNote(message));
       // The whole text, nothing cut: the note itself included.
       expect(entry.endsWith(normalize(textOf(message)))).toBe(true);
     });

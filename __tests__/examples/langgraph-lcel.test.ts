@@ -5,7 +5,7 @@
  * each runs standalone, as a user runs it.
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import { compactionNoteMetadata, isCompactionNote, tiktokenCounter } from "../../src";
+import { omissionNoteMetadata, isOmissionNote, tiktokenCounter } from "../../src";
 import { chatHistory, FUNCTION_TARGET, main as lcelMain, PIPE_TARGET, PROMPT_NOTE, PROMPT_TARGET } from "../../examples/lcel";
 import { main as langgraphMain, PROMPT, tools, topics, WINDOW } from "../../examples/langgraph";
 import { importExamplesOffline, testRunsStandalone } from "../support/run-example";
@@ -46,7 +46,7 @@ describe("examples/lcel.ts", () => {
     expect(result.prompted!.map(shape)).toEqual(["system: You are a travel planner. Answer in one sentence.", ...expectedList(PROMPT_TARGET, PROMPT_NOTE)]);
     expect(result.compacted.map(shape)).toEqual(expectedList(FUNCTION_TARGET, DEFAULT_NOTE));
     // Kept messages are the history's own objects.
-    for (const message of result.compacted) if (!isCompactionNote(message)) expect(result.history).toContain(message);
+    for (const message of result.compacted) if (!isOmissionNote(message)) expect(result.history).toContain(message);
     expect(result.traced).toEqual(["compactMessages", "ScriptedChatModel"]);
     expect(result.unchanged).toBe(result.history);
   });
@@ -73,12 +73,12 @@ describe("examples/langgraph.ts", () => {
     const last = view.scripted!.requests.at(-1)!;
     expect(last[0]!.type).toBe("system");
     expect(last[0]!.text).toBe(PROMPT);
-    expect(isCompactionNote(last[1]!)).toBe(true);
-    expect(compactionNoteMetadata(last[1]!)!.removed_messages).toBe(hidden.size);
+    expect(isOmissionNote(last[1]!)).toBe(true);
+    expect(omissionNoteMetadata(last[1]!)!.removed_messages).toBe(hidden.size);
     expect(last.slice(2).map((m) => m.id)).toEqual(view.messages.slice(hidden.size, -1).map((m) => m.id));
 
     // Commit: the state itself holds one note and the newest whole questions, and the note counts the rest.
-    const notes = commit.messages.filter((m) => isCompactionNote(m));
+    const notes = commit.messages.filter((m) => isOmissionNote(m));
     expect(notes).toHaveLength(1);
     expect(commit.messages[0]).toBe(notes[0]);
     const kept = commit.messages.slice(1);
@@ -88,7 +88,7 @@ describe("examples/langgraph.ts", () => {
     expect(keptQuestions).toBeLessThan(topics.length);
     expect(kept.map((m) => m.type)).toEqual(topics.slice(-keptQuestions).flatMap(() => questionTypes));
     expect(kept.filter((m) => m.type === "human").map((m) => m.text)).toEqual(topics.slice(-keptQuestions).map(question));
-    expect(compactionNoteMetadata(notes[0]!)!.removed_messages).toBe(topics.length * questionTypes.length - kept.length);
+    expect(omissionNoteMetadata(notes[0]!)!.removed_messages).toBe(topics.length * questionTypes.length - kept.length);
 
     for (const run of [view, commit]) {
       const scripted = run.scripted!;

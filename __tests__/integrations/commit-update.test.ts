@@ -7,7 +7,7 @@
 import { AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { messagesStateReducer, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
-import { approximateTokenCounter, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { approximateTokenCounter, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import type { CompactionReport, Compactor } from "../../src";
 import { CompactionPipeline } from "../../src/compactors/pipeline";
 import { commitUpdate } from "../../src/integrations/commit-update";
@@ -115,7 +115,7 @@ describe("commitUpdate for every kind of change", () => {
   it("a note with no removed message in its slot is left out; any other addition there means nothing is written", () => {
     const input = history(2);
     const note = new HumanMessage({ content: "note", response_metadata: { compaction: { strategy: "sliding_window", removed_messages: 4, kept_messages: 4 } } });
-    expect(isCompactionNote(note)).toBe(true);
+    expect(isOmissionNote(note)).toBe(true);
     // The note stands between two kept neighbours (sys and h0): no removed message stood there.
     const withNote = [input[0]!, note, ...input.slice(1, 5), ...input.slice(9)];
     const update = commitUpdate(input, fakeReport(input, withNote, [note]));

@@ -13,7 +13,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { RedisChatMessageHistory } from "@langchain/redis";
 import { Pool } from "pg";
 import { createClient } from "redis";
-import { isCompactionNote, postgresRewrite, redisListRewrite } from "../../src";
+import { isOmissionNote, postgresRewrite, redisListRewrite } from "../../src";
 import type { RedisRewriteClient } from "../../src";
 import { APPENDED_DURING_DROP, dropConversation, DROP_REPLACED, dropReplacement, rowOf } from "../support/connection-drops";
 import type { DropRun } from "../support/connection-drops";
@@ -119,7 +119,7 @@ describe("PostgreSQL: a backend terminated after each statement of the rewrite",
       }
     }
     const store = new PostgresChatMessageHistory({ sessionId: killed.at(-1)!.sessionId, pool: pool!, tableName: TABLE });
-    expect((await store.getMessages()).some((message) => isCompactionNote(message))).toBe(true);
+    expect((await store.getMessages()).some((message) => isOmissionNote(message))).toBe(true);
   }, 90_000);
 
   test("a healthy client goes back to the pool with only the pool's own 'error' listener", async () => {

@@ -10,10 +10,10 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import {
   approximateTokenCounter,
-  compactionNoteMetadata,
+  omissionNoteMetadata,
   compactMessages,
   CompactingChatMessageHistory,
-  isCompactionNote,
+  isOmissionNote,
   SlidingWindowCompactor,
 } from "../../src";
 import { COMPACTION_VIEW_KEY, createCompactionNode } from "../../src/integrations/langgraph";
@@ -36,7 +36,7 @@ function stateScriptedModel(): ScriptedChatModel {
     usage: approximateTokenCounter,
     reply: (messages) => {
       let human = messages.length - 1;
-      while (human >= 0 && !(HumanMessage.isInstance(messages[human]!) && !isCompactionNote(messages[human]!))) human -= 1;
+      while (human >= 0 && !(HumanMessage.isInstance(messages[human]!) && !isOmissionNote(messages[human]!))) human -= 1;
       const turn = String(messages[human]!.id);
       const step = messages.slice(human + 1).filter((message) => AIMessage.isInstance(message)).length;
       if (step === 0) {
@@ -117,9 +117,9 @@ async function idsEverStored(graph: Graph, thread: string): Promise<Set<string>>
 
 /** A commit-mode state loses nothing: kept messages plus the note's removed count make up all messages ever stored. */
 function expectAccounted(messages: readonly BaseMessage[], total: number): void {
-  const notes = messages.filter((message) => isCompactionNote(message));
+  const notes = messages.filter((message) => isOmissionNote(message));
   expect(notes.length).toBeLessThanOrEqual(1);
-  const removed = notes.length === 0 ? 0 : compactionNoteMetadata(notes[0]!)!.removed_messages;
+  const removed = notes.length === 0 ? 0 : omissionNoteMetadata(notes[0]!)!.removed_messages;
   expect(removed + messages.length - notes.length).toBe(total);
   expect(new Set(messages.map((message) => message.id)).size).toBe(messages.length);
 }
@@ -177,7 +177,7 @@ async function runWithFault(
   const messages = (await graph.getState(config(thread))).values.messages as BaseMessage[];
   expect(orderingProblems(messages)).toEqual([]);
   expectAccounted(messages, FAULT_TURNS * TURN_MESSAGES);
-  expect(messages.filter((message) => isCompactionNote(message))).toHaveLength(1);
+  expect(messages.filter((message) => isOmissionNote(message))).toHaveLength(1);
   expect(messages.map((message) => message.id)).toContain(`turn${FAULT_TURNS - 1}`);
   const fired = injector.fired;
   return { outcome: { fired: fired !== null, compactionWrite: fired?.compactionWrite ?? false, resumes, unfinished }, calls: injector.calls, compactionCalls: injector.compactionCalls };
@@ -286,7 +286,7 @@ async function interruptedConversation(mode: Mode, store: Store): Promise<number
       const tail = sent.slice(-callIds.length);
       expect(tail.map((message) => (ToolMessage.isInstance(message) ? message.tool_call_id : message.type)).sort()).toEqual([...callIds].sort());
       expect(sent.some((message) => message.id === `turn${turn}`)).toBe(true);
-      if (sent.some((message) => isCompactionNote(message))) compactedAfterResume += 1;
+      if (sent.some((message) => isOmissionNote(message))) compactedAfterResume += 1;
       expect(approximateTokenCounter(sent)).toBeLessThan(CONTEXT_WINDOW * 0.7);
     }
   }
@@ -297,13 +297,13 @@ async function interruptedConversation(mode: Mode, store: Store): Promise<number
   expect(messages.at(-1)!.content).toBe(`Summary of turn${RESUME_TURNS - 1}: found the records.`);
   if (mode === "view") {
     expect(messages).toHaveLength(RESUME_TURNS * TURN_MESSAGES);
-    expect(messages.some((message) => isCompactionNote(message))).toBe(false);
+    expect(messages.some((message) => isOmissionNote(message))).toBe(false);
     const view = state[COMPACTION_VIEW_KEY] as CompactionView;
     expect(view.hiddenIds.length).toBeGreaterThan(0);
     expect(view.hiddenIds.every((id) => messages.some((message) => message.id === id))).toBe(true);
   } else {
     expectAccounted(messages, RESUME_TURNS * TURN_MESSAGES);
-    expect(messages.filter((message) => isCompactionNote(message))).toHaveLength(1);
+    expect(messages.filter((message) => isOmissionNote(message))).toHaveLength(1);
   }
   await store.close(saver);
   // Two pauses per turn (the parallel calls, then the follow-up call), each resumed by a fresh graph.

@@ -10,7 +10,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { createAgent, toolStrategy } from "langchain";
 import { z } from "zod/v4";
-import { approximateTokenCounter, CompactionHook, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { approximateTokenCounter, CompactionHook, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import { COMPACTION_VIEW_KEY, createCompactionNode } from "../../src/integrations/langgraph";
 import type { CompactionView } from "../../src/integrations/langgraph";
 import { COMPACTION_MIDDLEWARE_NAME, compactionMiddleware } from "../../src/integrations/middleware";
@@ -21,7 +21,7 @@ import { lengthCounter as chars } from "../support/stages";
 
 /** Ids of a result, the note shown as "NOTE". */
 const idsOf = (messages: readonly BaseMessage[] | null | undefined) =>
-  messages === null || messages === undefined ? null : messages.map((m) => (isCompactionNote(m) ? "NOTE" : m.id));
+  messages === null || messages === undefined ? null : messages.map((m) => (isOmissionNote(m) ? "NOTE" : m.id));
 
 const ai = (id: string, content: string, calls: string[] = []) =>
   new AIMessage({ id, content, tool_calls: calls.map((call) => ({ id: call, name: "lookup", args: {} })) });
@@ -109,7 +109,7 @@ describe("the graph node counts the tools and system prompt it is given", () => 
     } else {
       const update = await node({ messages });
       const removed = update.messages!.filter((m) => RemoveMessage.isInstance(m)).map((m) => m.id);
-      const hosted = update.messages!.filter((m) => isCompactionNote(m)).map((m) => m.id);
+      const hosted = update.messages!.filter((m) => isOmissionNote(m)).map((m) => m.id);
       expect([...removed, ...hosted].sort()).toEqual(messages.map((m) => m.id!).filter((id) => !expected.includes(id)).sort());
       expect(await bare({ messages })).toEqual({});
     }
@@ -185,7 +185,7 @@ describe("compactionMiddleware: structured output", () => {
     const output = await agent.invoke({ messages: [...oldHistory(), human("task", "Weather in Paris?")] }, config);
     // The request was compacted (so the middleware had a new cut in hand)...
     expect(model.calls).toHaveLength(1);
-    expect(model.calls[0]!.messages.some((m) => isCompactionNote(m))).toBe(true);
+    expect(model.calls[0]!.messages.some((m) => isOmissionNote(m))).toBe(true);
     // ...and the structured response still reached the agent.
     expect(output.structuredResponse).toEqual({ city: "Paris", summary: "sunny" });
     const state = (await agent.graph.getState(config)).values as { _compactionView?: unknown; messages: BaseMessage[] };
@@ -247,7 +247,7 @@ describe("compactionMiddleware: commit mode writes only removals by id and the n
     }
     // The only other write is the note, which takes over the id of a removed message in its slot.
     expect(others).toHaveLength(1);
-    expect(isCompactionNote(others[0])).toBe(true);
+    expect(isOmissionNote(others[0])).toBe(true);
     expect(inputIds).toContain(others[0]!.id);
     const gone = new Set([...removals.map((m) => m.id), others[0]!.id]);
     // The old history went oldest first: what is gone is a prefix of the input.

@@ -7,7 +7,7 @@ import { getEventListeners } from "node:events";
 import { BaseListChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { CompactingChatMessageHistory, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { CompactingChatMessageHistory, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import type { CompactionReport, CompactOptions, Compactor, TokenCounterLike } from "../../src";
 import { comparableForm } from "../../src/integrations/message-rewrite";
 
@@ -145,7 +145,7 @@ describe("the options of CompactingChatMessageHistory", () => {
 
   test("compactionTimeoutMs at Node's longest timer is kept: a read under it compacts instead of being abandoned at once", async () => {
     const history = new CompactingChatMessageHistory({ history: await memory(conversation(12)), targetTokens: TARGET, compactionTimeoutMs: 2 ** 31 - 1 });
-    expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
+    expect((await history.getMessages()).some((m) => isOmissionNote(m))).toBe(true);
   });
 
   test("a signal must be an AbortSignal: not null, a string, an object without addEventListener, or a function", () => {
@@ -198,7 +198,7 @@ describe("what the compactor is given", () => {
   test("no signal and no timeout: the compactor is called with no options at all", async () => {
     const compactor = new OptionsRecorder();
     const history = new CompactingChatMessageHistory({ history: await memory(conversation(12)), targetTokens: TARGET, compactor });
-    expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
+    expect((await history.getMessages()).some((m) => isOmissionNote(m))).toBe(true);
     expect(compactor.given).toEqual([undefined]);
   });
 
@@ -209,7 +209,7 @@ describe("what the compactor is given", () => {
     for (const bound of [{ compactionTimeoutMs: 60_000 }, { signal: new AbortController().signal }]) {
       const compactor = new OptionsRecorder();
       const history = new CompactingChatMessageHistory({ history: await memory(conversation(12)), ...budget, ...bound, compactor });
-      expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
+      expect((await history.getMessages()).some((m) => isOmissionNote(m))).toBe(true);
       expect(compactor.given).toHaveLength(1);
       const signal = compactor.given[0]?.signal;
       expect(signal).toBeInstanceOf(AbortSignal);
@@ -254,7 +254,7 @@ describe("a read leaves nothing behind on a long-lived signal or the event loop"
     const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
     const history = new CompactingChatMessageHistory({ history: await memory(conversation(12)), targetTokens: TARGET, compactionTimeoutMs: 600_000 });
     const before = timers();
-    expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
+    expect((await history.getMessages()).some((m) => isOmissionNote(m))).toBe(true);
     expect(timers()).toBe(before);
   });
 });
@@ -271,7 +271,7 @@ describe("single-writer mode finishes a rewrite that failed part way", () => {
     expect(history.hasPendingRewrite).toBe(true);
     const owed = [...history.pendingRewrite!];
     expect(owed.length).toBeLessThan(original.length);
-    expect(owed.some((m) => isCompactionNote(m))).toBe(true);
+    expect(owed.some((m) => isOmissionNote(m))).toBe(true);
     return { store, history, original, owed };
   }
 

@@ -14,9 +14,9 @@ import { Pool } from "pg";
 import { createClient } from "redis";
 import {
   approximateTokenCounter,
-  compactionNoteMetadata,
+  omissionNoteMetadata,
   CompactingChatMessageHistory,
-  isCompactionNote,
+  isOmissionNote,
   postgresRewrite,
   redisListRewrite,
   SummarizationCompactor,
@@ -56,8 +56,8 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
     const store = await memoryStore(original);
     const history = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET });
     const seen = await history.getMessages();
-    expect(approximateTokenCounter(seen.filter((m) => !isCompactionNote(m)))).toBeLessThanOrEqual(TARGET);
-    expect(seen.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(approximateTokenCounter(seen.filter((m) => !isOmissionNote(m)))).toBeLessThanOrEqual(TARGET);
+    expect(seen.filter((m) => isOmissionNote(m))).toHaveLength(1);
     expect(seen[0]).toBeInstanceOf(SystemMessage);
     expect(key(seen.at(-1)!)).toBe(key(original.at(-1)!));
     await history.addMessage(new HumanMessage("one more"));
@@ -83,8 +83,8 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
     const stored = await store.getMessages();
     expect(keys(stored)).toEqual(keys(seen));
     // Nothing vanished: every original message is kept or was evicted, exactly once.
-    expect([...keys(evicted), ...keys(stored.filter((m) => !isCompactionNote(m)))].sort()).toEqual(keys(original).sort());
-    expect(compactionNoteMetadata(stored.find((m) => isCompactionNote(m))!)?.removed_messages).toBe(evicted.length);
+    expect([...keys(evicted), ...keys(stored.filter((m) => !isOmissionNote(m)))].sort()).toEqual(keys(original).sort());
+    expect(omissionNoteMetadata(stored.find((m) => isOmissionNote(m))!)?.removed_messages).toBe(evicted.length);
   });
 
   test("an onEvict that throws leaves the store untouched", async () => {
@@ -157,7 +157,7 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
       expect(call.messages.at(-1)!.text).toContain(`question ${index}:`);
       expect(approximateTokenCounter(call.messages)).toBeLessThan(1_000 * 0.5 + approximateTokenCounter([call.messages.at(-1)!]));
     });
-    expect(model.calls.some((call) => call.messages.some((m) => isCompactionNote(m)))).toBe(true);
+    expect(model.calls.some((call) => call.messages.some((m) => isOmissionNote(m)))).toBe(true);
     // The stored history outgrew the trigger: compaction was needed.
     expect(approximateTokenCounter(await store.getMessages())).toBeGreaterThan(1_000 * 0.5);
   });
@@ -270,14 +270,14 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
     await store.addMessages(chat(12));
     const writer = new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, mode: "commit", rewrite: rewriteFor(store, id) });
     const committed = await writer.getMessages();
-    const note = committed.find((m) => isCompactionNote(m))!;
+    const note = committed.find((m) => isOmissionNote(m))!;
 
     // A fresh client and wrapper: what another process would do.
     const reread = await (await redisStore(id)).getMessages();
     expect(keys(reread)).toEqual(keys(committed));
-    const readNote = reread.find((m) => isCompactionNote(m));
+    const readNote = reread.find((m) => isOmissionNote(m));
     expect(readNote).toBeInstanceOf(HumanMessage);
-    expect(compactionNoteMetadata(readNote!)).toEqual(compactionNoteMetadata(note));
+    expect(omissionNoteMetadata(readNote!)).toEqual(omissionNoteMetadata(note));
 
     const viewId = session("view");
     const viewStore = await redisStore(viewId);
@@ -285,7 +285,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
     const first = await new CompactingChatMessageHistory({ history: viewStore, targetTokens: TARGET }).getMessages();
     const second = await new CompactingChatMessageHistory({ history: await redisStore(viewId), targetTokens: TARGET }).getMessages();
     expect(keys(second)).toEqual(keys(first));
-    expect(first.some((m) => isCompactionNote(m))).toBe(true);
+    expect(first.some((m) => isOmissionNote(m))).toBe(true);
     expect(await viewStore.getMessages()).toHaveLength(25);
   });
 
@@ -335,7 +335,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
       expect(keys(original).filter((k) => !inStore.has(k) && !inEvict.has(k))).toEqual([]);
       const retried = await history.getMessages();
       expect(keys(await (await redisStore(id)).getMessages())).toEqual(keys(retried));
-      expect(retried.filter((m) => isCompactionNote(m))).toHaveLength(1);
+      expect(retried.filter((m) => isOmissionNote(m))).toHaveLength(1);
     }
     console.log(`redis fault injection: ${faults} faults injected`);
   });
@@ -557,17 +557,17 @@ describe.each(kinds)("commit mode over $name (atomic rewrite picked by itself)",
     const inFinal = new Set(finalTexts);
     const inEvict = new Set(evicted.map((m) => m.text));
     const lost = written.filter((text) => !inFinal.has(text) && !inEvict.has(text));
-    const notes = final.filter((m) => isCompactionNote(m));
-    console.log(`${kind.name}: ${written.length} appends by ${writers} compacting writers, ${lost.length} lost, ${evicted.length} evicted, final ${final.length} messages, note count ${compactionNoteMetadata(notes[0]!)?.removed_messages}`);
+    const notes = final.filter((m) => isOmissionNote(m));
+    console.log(`${kind.name}: ${written.length} appends by ${writers} compacting writers, ${lost.length} lost, ${evicted.length} evicted, final ${final.length} messages, note count ${omissionNoteMetadata(notes[0]!)?.removed_messages}`);
     expect(lost).toEqual([]);
     expect(finalTexts.length).toBe(inFinal.size);
     expect(final[0]).toBeInstanceOf(SystemMessage);
     expect(notes).toHaveLength(1);
     // Never more removed than ever existed: every appended message plus the system prompt, less what is still stored.
-    expect(compactionNoteMetadata(notes[0]!)!.removed_messages).toBeLessThanOrEqual(written.length + 1 - (final.length - 1));
+    expect(omissionNoteMetadata(notes[0]!)!.removed_messages).toBeLessThanOrEqual(written.length + 1 - (final.length - 1));
     // Exactly: the distinct messages handed to onEvict that are gone (a refused rewrite's evicted messages stay in the store).
-    const gone = new Set(evicted.filter((m) => !isCompactionNote(m) && !inFinal.has(m.text)).map((m) => m.text));
-    expect(compactionNoteMetadata(notes[0]!)!.removed_messages).toBe(gone.size);
+    const gone = new Set(evicted.filter((m) => !isOmissionNote(m) && !inFinal.has(m.text)).map((m) => m.text));
+    expect(omissionNoteMetadata(notes[0]!)!.removed_messages).toBe(gone.size);
     assertProviderValid(final);
   });
 
@@ -596,12 +596,12 @@ describe.each(kinds)("commit mode over $name (atomic rewrite picked by itself)",
     await Promise.all([first.getMessages(), second.getMessages()]);
     expect(evicted).toHaveLength(2);
     const stored = await (await kind.open(id)).getMessages();
-    expect(stored.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(stored.filter((m) => isOmissionNote(m))).toHaveLength(1);
     expect(new Set(keys(stored)).size).toBe(stored.length);
     // The store is exactly one compactor's result: the original less what it evicted, plus its note.
     const removed = new Set(keys(evicted[0]!));
-    expect(keys(stored.filter((m) => !isCompactionNote(m)))).toEqual(keys(original).filter((k) => !removed.has(k)));
-    expect(compactionNoteMetadata(stored.find((m) => isCompactionNote(m))!)!.removed_messages).toBe(evicted[0]!.length);
+    expect(keys(stored.filter((m) => !isOmissionNote(m)))).toEqual(keys(original).filter((k) => !removed.has(k)));
+    expect(omissionNoteMetadata(stored.find((m) => isOmissionNote(m))!)!.removed_messages).toBe(evicted[0]!.length);
   });
 
   test("an append made while a compaction waits on onEvict stays behind the compacted list", async () => {
@@ -711,7 +711,7 @@ describe("the order of calls on one instance", () => {
     const [first, second] = await Promise.all([history.getMessages(), history.getMessages()]);
     expect(keys(second)).toEqual(keys(first));
     expect(new Set(keys(evicted)).size).toBe(evicted.length);
-    expect(compactionNoteMetadata(first.find((m) => isCompactionNote(m))!)!.removed_messages).toBe(evicted.length);
+    expect(omissionNoteMetadata(first.find((m) => isOmissionNote(m))!)!.removed_messages).toBe(evicted.length);
   });
 
   test("clear() during a compaction makes its rewrite refuse: nothing cleared comes back", async () => {
@@ -804,7 +804,7 @@ describe("a compaction that never settles", () => {
     await expect(history.getMessages()).rejects.toThrow(/compactionTimeoutMs \(50 ms\)/);
     expect(keys(await store.getMessages())).toEqual(keys(original));
     stuck = false;
-    expect((await history.getMessages()).some((m) => isCompactionNote(m))).toBe(true);
+    expect((await history.getMessages()).some((m) => isOmissionNote(m))).toBe(true);
     expect(() => new CompactingChatMessageHistory({ history: store, targetTokens: TARGET, compactionTimeoutMs: 0 })).toThrow(/`compactionTimeoutMs`.*got 0/);
   });
 
@@ -863,12 +863,12 @@ describe("note counts", () => {
   test("a note duplicated by a race is folded once: the count never exceeds the messages that existed", async () => {
     const base = chat(12);
     const once = await new CompactingChatMessageHistory({ history: await memoryStore(base), targetTokens: TARGET, mode: "commit" }).getMessages();
-    const note = once.find((m) => isCompactionNote(m))!;
-    const firstCount = compactionNoteMetadata(note)!.removed_messages;
+    const note = once.find((m) => isOmissionNote(m))!;
+    const firstCount = omissionNoteMetadata(note)!.removed_messages;
     // What two clear-and-add writers leave: the whole list twice, note included.
     const doubled = [...once, ...once.slice(1), ...chat(6, "n").slice(1)];
     const again = await new CompactingChatMessageHistory({ history: await memoryStore(doubled), targetTokens: TARGET, mode: "commit" }).getMessages();
-    const count = compactionNoteMetadata(again.find((m) => isCompactionNote(m))!)!.removed_messages;
+    const count = omissionNoteMetadata(again.find((m) => isOmissionNote(m))!)!.removed_messages;
     const existed = base.length + 12;
     expect(count).toBeLessThanOrEqual(existed + (once.length - 2));
     // The two copies of the first note count its removed messages once.
@@ -916,15 +916,15 @@ describe("redisListRewrite: the server-side compare", () => {
     expect(refused).toBe(1);
     const stored = await store.getMessages();
     // The competitor's compacted list, then the appends, untouched by the refused script.
-    const competitorNote = stored.findIndex((m) => isCompactionNote(m));
+    const competitorNote = stored.findIndex((m) => isOmissionNote(m));
     expect(competitorNote).toBeGreaterThan(0);
     expect(keys(stored.slice(-appended.length))).toEqual(keys(appended));
-    const kept = keys(stored.slice(0, -appended.length).filter((m) => !isCompactionNote(m)));
+    const kept = keys(stored.slice(0, -appended.length).filter((m) => !isOmissionNote(m)));
     expect(kept).toEqual(keys(original).filter((k) => kept.includes(k)));
     expect(kept[0]).toBe(key(original[0]!));
     expect(kept.at(-1)).toBe(key(original.at(-1)!));
     expect(kept.length).toBeLessThan(original.length);
-    expect(stored.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(stored.filter((m) => isOmissionNote(m))).toHaveLength(1);
     expect(new Set(keys(stored)).size).toBe(stored.length);
   });
 
@@ -958,10 +958,10 @@ describe("redisListRewrite: the server-side compare", () => {
       const inStore = new Set(keys(after));
       expect(keys(original).filter((k) => !inStore.has(k) && !keys(evicted).includes(k))).toEqual([]);
       // Either the old list or the new one, nothing in between.
-      expect(after.length === original.length || after.some((m) => isCompactionNote(m))).toBe(true);
+      expect(after.length === original.length || after.some((m) => isOmissionNote(m))).toBe(true);
       const fresh = new CompactingChatMessageHistory({ history: (await kinds[1]!.open(id)) as RedisChatMessageHistory, targetTokens: TARGET, mode: "commit" });
       const done = await fresh.getMessages();
-      expect(done.filter((m) => isCompactionNote(m))).toHaveLength(1);
+      expect(done.filter((m) => isOmissionNote(m))).toHaveLength(1);
       expect(keys(await store.getMessages())).toEqual(keys(done));
       cases += 1;
     }
@@ -1079,9 +1079,9 @@ describe("postgresRewrite", () => {
         const after = await store.getMessages();
         const inStore = new Set(keys(after));
         expect(keys(original).filter((k) => !inStore.has(k) && !keys(evicted).includes(k))).toEqual([]);
-        if (failed) expect(after.length === original.length || after.some((m) => isCompactionNote(m))).toBe(true);
+        if (failed) expect(after.length === original.length || after.some((m) => isOmissionNote(m))).toBe(true);
         const done = await new CompactingChatMessageHistory({ history: (await kinds[2]!.open(id)) as PostgresChatMessageHistory, targetTokens: TARGET, mode: "commit" }).getMessages();
-        expect(done.filter((m) => isCompactionNote(m))).toHaveLength(1);
+        expect(done.filter((m) => isOmissionNote(m))).toHaveLength(1);
         expect(keys(await store.getMessages())).toEqual(keys(done));
       }
     }

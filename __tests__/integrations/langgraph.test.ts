@@ -6,7 +6,7 @@ import { END, MemorySaver, MessagesAnnotation, messagesStateReducer, REMOVE_ALL_
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { approximateTokenCounter, compactionNoteMetadata, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { approximateTokenCounter, omissionNoteMetadata, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import {
   COMPACTION_VIEW_KEY,
   CompactionAnnotation,
@@ -199,7 +199,7 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
       const stateForModel = beforeModel[call]!;
       const recorded = (mode === "view" ? stateForModel.llmInputMessages : stateForModel.messages) as BaseMessage[];
       expect(ids(sent)).toEqual(ids(recorded));
-      if (sent.some((message) => isCompactionNote(message))) compactedCalls += 1;
+      if (sent.some((message) => isOmissionNote(message))) compactedCalls += 1;
     });
     expect(compactedCalls).toBeGreaterThan(0);
 
@@ -210,20 +210,20 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
     if (mode === "view") {
       // Nothing lost: the full history, no note in it; the cut and its note survive the checkpointer.
       expect(messages).toHaveLength(total);
-      expect(messages.some((message) => isCompactionNote(message))).toBe(false);
+      expect(messages.some((message) => isOmissionNote(message))).toBe(false);
       const view = state[COMPACTION_VIEW_KEY] as CompactionView;
       expect(view.hiddenIds.length).toBeGreaterThan(0);
-      expect(view.added!.map(({ message }) => isCompactionNote(message))).toEqual([true]);
+      expect(view.added!.map(({ message }) => isOmissionNote(message))).toEqual([true]);
       expect(view.hiddenIds.every((id) => messages.some((message) => message.id === id))).toBe(true);
       // The node wrote the cut only when it moved.
       const writes = nodeCalls.filter((entry) => COMPACTION_VIEW_KEY in entry.update).length;
       expect(writes).toBeGreaterThan(0);
       expect(writes).toBeLessThan(nodeCalls.length / 3);
     } else {
-      const notes = messages.filter((message) => isCompactionNote(message));
+      const notes = messages.filter((message) => isOmissionNote(message));
       expect(notes).toHaveLength(1);
       expect(messages.length).toBeLessThan(total);
-      expect(compactionNoteMetadata(notes[0]!)!.removed_messages + messages.length - 1).toBe(total);
+      expect(omissionNoteMetadata(notes[0]!)!.removed_messages + messages.length - 1).toBe(total);
       assertToolPairs(messages);
       for (const entry of nodeCalls) {
         for (const message of entry.update.messages ?? []) {
@@ -242,7 +242,7 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
     await resumed.invoke({ messages: [new HumanMessage("One more: and topic 99?")] }, config);
     expect(resumedModel.requests).toHaveLength(CALLS_PER_TURN);
     const first = resumedModel.requests[0]!;
-    expect(first.some((message) => isCompactionNote(message))).toBe(true);
+    expect(first.some((message) => isOmissionNote(message))).toBe(true);
     expect(first.at(-1)!.content).toBe("One more: and topic 99?");
     expect(scriptedModel("x").bindTools(tools).inputTokens(first)).toBeLessThan(trigger);
     const movedNow = mode === "view" ? COMPACTION_VIEW_KEY in resumedCalls[0]!.update : (resumedCalls[0]!.update.messages ?? []).length > 0;
@@ -253,7 +253,7 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
     }
     const after = (await resumed.getState(config)).values.messages as BaseMessage[];
     if (mode === "view") expect(after).toHaveLength(total + TURN_MESSAGES);
-    else expect(compactionNoteMetadata(after.find((m) => isCompactionNote(m))!)!.removed_messages + after.length - 1).toBe(total + TURN_MESSAGES);
+    else expect(omissionNoteMetadata(after.find((m) => isOmissionNote(m))!)!.removed_messages + after.length - 1).toBe(total + TURN_MESSAGES);
   });
 });
 
@@ -299,9 +299,9 @@ describe("createCompactionNode: the update it returns", () => {
     const messages = longHistory(10);
     const update = await node({ messages, [COMPACTION_VIEW_KEY]: null });
     const sent = update.llmInputMessages!;
-    expect(sent.map((message) => (isCompactionNote(message) ? "note" : message.id))).toEqual(expectedCompaction(10, Math.floor(window * 0.4)).ids);
-    for (const message of sent) if (!isCompactionNote(message)) expect(messages).toContain(message);
-    expect(sent.filter((message) => isCompactionNote(message))).toHaveLength(1);
+    expect(sent.map((message) => (isOmissionNote(message) ? "note" : message.id))).toEqual(expectedCompaction(10, Math.floor(window * 0.4)).ids);
+    for (const message of sent) if (!isOmissionNote(message)) expect(messages).toContain(message);
+    expect(sent.filter((message) => isOmissionNote(message))).toHaveLength(1);
     expect(update[COMPACTION_VIEW_KEY]!.hiddenIds.length).toBe(messages.length - (sent.length - 1));
     expect(update.messages).toBeUndefined();
 
@@ -332,12 +332,12 @@ describe("createCompactionNode: the update it returns", () => {
       const { keptTurns, ids: expectedIds } = expectedCompaction(minTurns, Math.floor(window * 0.4));
       expect(keptTurns).toBeGreaterThan(0);
       expect(keptTurns).toBeLessThan(minTurns);
-      expect(result.map((message) => (isCompactionNote(message) ? "note" : message.id))).toEqual(expectedIds);
+      expect(result.map((message) => (isOmissionNote(message) ? "note" : message.id))).toEqual(expectedIds);
       result.forEach((message) => {
-        if (!isCompactionNote(message)) expect(message).toBe(messages.find((original) => original.id === message.id));
+        if (!isOmissionNote(message)) expect(message).toBe(messages.find((original) => original.id === message.id));
       });
-      expect(compactionNoteMetadata(result[1]!)!.removed_messages).toBe((minTurns - keptTurns) * 4);
-      for (const message of result) if (!isCompactionNote(message)) expect(messages).toContain(message);
+      expect(omissionNoteMetadata(result[1]!)!.removed_messages).toBe((minTurns - keptTurns) * 4);
+      for (const message of result) if (!isOmissionNote(message)) expect(messages).toContain(message);
 
       // A second compaction folds the first note in and still touches only ids in state.
       const grown = [...result];
@@ -348,9 +348,9 @@ describe("createCompactionNode: the update it returns", () => {
       const second = await node({ messages: grown });
       for (const message of second.messages!) if (RemoveMessage.isInstance(message)) expect(ids(grown)).toContain(message.id);
       const again = messagesStateReducer(grown, second.messages!);
-      const notes = again.filter((message) => isCompactionNote(message));
+      const notes = again.filter((message) => isOmissionNote(message));
       expect(notes).toHaveLength(1);
-      expect(compactionNoteMetadata(notes[0]!)!.removed_messages + again.length - 1).toBe(grown.length - 1 + compactionNoteMetadata(result[1]!)!.removed_messages);
+      expect(omissionNoteMetadata(notes[0]!)!.removed_messages + again.length - 1).toBe(grown.length - 1 + omissionNoteMetadata(result[1]!)!.removed_messages);
       assertToolPairs(again);
     }
   });
@@ -402,7 +402,7 @@ describe("commit mode and parallel branches", () => {
   it("keeps the other branch's write", async () => {
     const messages = await runParallel(createCompactionNode({ contextWindow: window, mode: "commit" }));
     expect(messages.some((message) => message.content === "audit entry")).toBe(true);
-    expect(messages.filter((message) => isCompactionNote(message))).toHaveLength(1);
+    expect(messages.filter((message) => isOmissionNote(message))).toHaveLength(1);
     expect(messages.length).toBeLessThan(longHistory(10).length);
   });
 
@@ -412,7 +412,7 @@ describe("commit mode and parallel branches", () => {
       const compacted = (await compactor.compact(state.messages, Math.floor(window * 0.4)))!;
       return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...compacted] };
     });
-    expect(messages.some((message) => isCompactionNote(message))).toBe(true);
+    expect(messages.some((message) => isOmissionNote(message))).toBe(true);
     expect(messages.some((message) => message.content === "audit entry")).toBe(false);
   });
 });

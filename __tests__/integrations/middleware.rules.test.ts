@@ -8,7 +8,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, toolStrategy } from "langchain";
 import { z } from "zod/v4";
-import { approximateTokenCounter, isCompactionNote } from "../../src";
+import { approximateTokenCounter, isOmissionNote } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { ScriptedAgentModel } from "../support/scripted-model-agent";
 
@@ -63,7 +63,7 @@ describe("compactionMiddleware: commit mode and structured output", () => {
     });
     const output = await agent.invoke({ messages: [...longHistory(), new HumanMessage({ id: "task", content: "Book the slot." })] }, { configurable: { thread_id: "booking" } });
     expect(model.calls).toHaveLength(1);
-    expect(model.calls[0]!.messages.some((m) => isCompactionNote(m))).toBe(true);
+    expect(model.calls[0]!.messages.some((m) => isOmissionNote(m))).toBe(true);
     expect(output.structuredResponse).toEqual({ day: "tuesday", time: "10:00" });
   });
 });

@@ -11,7 +11,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod/v4";
-import { approximateTokenCounter, isCompactionMessage, isCompactionNote, SummarizationCompactor } from "../../src";
+import { approximateTokenCounter, isCompactionMessage, isOmissionNote, SummarizationCompactor } from "../../src";
 import type { CompactionView } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { CompactionMiddlewareOptions } from "../../src/integrations/middleware";
@@ -110,7 +110,7 @@ describe("compactionMiddleware, view mode", () => {
     const history = state.values.messages as BaseMessage[];
     // Full history: 4 messages per turn, no note, nothing removed.
     expect(history).toHaveLength(turns * 4);
-    expect(history.some((m) => isCompactionNote(m))).toBe(false);
+    expect(history.some((m) => isOmissionNote(m))).toBe(false);
     for (let turn = 0; turn < turns; turn += 1) {
       expect(history[turn * 4]!.id).toBe(`task-${turn}`);
       expect(history[turn * 4 + 2]!.text).toContain(`City${turn * 2}: sunny`);
@@ -122,13 +122,13 @@ describe("compactionMiddleware, view mode", () => {
     let compactions = 0;
     model.calls.forEach((call, index) => {
       checkRequest(model, call, newestBefore(history, index));
-      const sawNote = call.messages.some((m) => isCompactionNote(m));
+      const sawNote = call.messages.some((m) => isOmissionNote(m));
       if (index > 0 && !isPrefix(ids(model.calls[index - 1]!.messages), ids(call.messages))) {
         compactions += 1;
         expect(sawNote).toBe(true);
         // Right after a compaction the whole request, system prompt and tool schemas included, is at the
         // target (the note aside): the overhead was taken off the message budget.
-        const note = call.messages.find((m) => isCompactionNote(m))!;
+        const note = call.messages.find((m) => isOmissionNote(m))!;
         expect(model.requestTokens(call)!).toBeLessThanOrEqual(Math.floor(CONTEXT_WINDOW * 0.4) + approximateTokenCounter([note]));
       }
     });
@@ -145,7 +145,7 @@ describe("compactionMiddleware, view mode", () => {
     // The remembered cut is checkpointed, note included.
     const view = state.values._compactionView as CompactionView | undefined;
     expect(view?.hiddenIds.length).toBeGreaterThan(0);
-    expect(view?.added?.map(({ message }) => isCompactionNote(message))).toEqual([true]);
+    expect(view?.added?.map(({ message }) => isOmissionNote(message))).toEqual([true]);
   });
 
   test("a new agent on the same checkpointer resumes the thread with the same cut", async () => {
@@ -154,7 +154,7 @@ describe("compactionMiddleware, view mode", () => {
     const first = buildAgent(model, checkpointer, {});
     await runTurns(first.agent, "resume-thread", 0, 10);
     const lastSeen = ids(model.calls.at(-1)!.messages);
-    expect(model.calls.at(-1)!.messages.some((m) => isCompactionNote(m))).toBe(true);
+    expect(model.calls.at(-1)!.messages.some((m) => isOmissionNote(m))).toBe(true);
 
     const resumedModel = scriptedModel("resumed");
     const resumed = buildAgent(resumedModel, checkpointer, {});
@@ -163,7 +163,7 @@ describe("compactionMiddleware, view mode", () => {
     const resumedRequest = resumedModel.calls[0]!.messages;
     expect(isPrefix(lastSeen, ids(resumedRequest))).toBe(true);
     // The note came back from the checkpoint as a note, and the hidden messages stayed hidden.
-    expect(resumedRequest.filter((m) => isCompactionNote(m))).toHaveLength(1);
+    expect(resumedRequest.filter((m) => isOmissionNote(m))).toHaveLength(1);
     expect(resumedRequest.some((m) => m.id === "task-0")).toBe(false);
     const history = (await resumed.agent.graph.getState({ configurable: { thread_id: "resume-thread" } })).values.messages as BaseMessage[];
     expect(history).toHaveLength(11 * 4);
@@ -180,7 +180,7 @@ describe("compactionMiddleware, commit mode", () => {
     const history = (await agent.graph.getState({ configurable: { thread_id: "commit-thread" } })).values.messages as BaseMessage[];
 
     expect(history.length).toBeLessThan(turns * 4);
-    const notes = history.filter((m) => isCompactionNote(m));
+    const notes = history.filter((m) => isOmissionNote(m));
     expect(notes).toHaveLength(1);
     expect(history[0]).toBe(notes[0]);
     expect(toolPairingProblems(history)).toEqual([]);
@@ -204,15 +204,15 @@ describe("compactionMiddleware, commit mode", () => {
     const state = (await agent.graph.getState({ configurable: { thread_id: "commit-thread" } })).values as { _compactionOverhead?: number };
     expect(state._compactionOverhead).toBeGreaterThan(approximateTokenCounter([new SystemMessage(SYSTEM_PROMPT)]));
     model.calls.forEach((call, index) => {
-      const note = call.messages.find((m) => isCompactionNote(m));
-      if (note !== undefined && !model.calls[index - 1]!.messages.some((m) => isCompactionNote(m) && m.text === note.text)) {
+      const note = call.messages.find((m) => isOmissionNote(m));
+      if (note !== undefined && !model.calls[index - 1]!.messages.some((m) => isOmissionNote(m) && m.text === note.text)) {
         expect(model.requestTokens(call)!).toBeLessThanOrEqual(Math.floor(CONTEXT_WINDOW * 0.4) + approximateTokenCounter([note]));
       }
       expect(call.messages[0]!.text).toBe(SYSTEM_PROMPT);
       expect(toolPairingProblems(call.messages)).toEqual([]);
       expect(model.requestTokens(call)!).toBeLessThan(TRIGGER);
     });
-    expect(model.calls.filter((call) => call.messages.some((m) => isCompactionNote(m))).length).toBeGreaterThan(0);
+    expect(model.calls.filter((call) => call.messages.some((m) => isOmissionNote(m))).length).toBeGreaterThan(0);
   });
 });
 

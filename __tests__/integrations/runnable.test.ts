@@ -4,7 +4,7 @@ import { RunnableLambda, RunnablePassthrough } from "@langchain/core/runnables";
 import { RunCollectorCallbackHandler } from "@langchain/core/tracers/run_collector";
 
 type Run = RunCollectorCallbackHandler["tracedRuns"][number];
-import { approximateTokenCounter, isCompactionNote, SlidingWindowCompactor } from "../../src";
+import { approximateTokenCounter, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import { compactMessages, COMPACT_MESSAGES_RUN_NAME } from "../../src/integrations/runnable";
 import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
 
@@ -52,8 +52,8 @@ describe("compactMessages as a function", () => {
     expect(compacted.length).toBeLessThan(messages.length);
     expect(compacted[0]).toBe(messages[0]);
     expect(compacted[compacted.length - 1]).toBe(messages[messages.length - 1]);
-    expect(compacted.filter((message) => isCompactionNote(message))).toHaveLength(1);
-    expect(tokens(compacted.filter((message) => !isCompactionNote(message)))).toBeLessThanOrEqual(target);
+    expect(compacted.filter((message) => isOmissionNote(message))).toHaveLength(1);
+    expect(tokens(compacted.filter((message) => !isOmissionNote(message)))).toBeLessThanOrEqual(target);
     assertToolPairs(compacted);
   });
 
@@ -69,7 +69,7 @@ describe("compactMessages as a function", () => {
     const noted = await compactMessages(messages, { targetTokens: 50, omissionNote: "dropped {num_removed}" });
     expect(noted).toHaveLength(3);
     expect(noted[0]).toBe(messages[0]);
-    expect(isCompactionNote(noted[1]!)).toBe(true);
+    expect(isOmissionNote(noted[1]!)).toBe(true);
     expect(noted[2]).toBe(messages[messages.length - 1]);
     // Six old turns of four messages each went.
     expect(noted[1]!.content).toBe(`dropped ${6 * 4}`);
@@ -89,7 +89,7 @@ describe("compactMessages as a function", () => {
     const messages = history(6);
     const compactor = new SlidingWindowCompactor({ omissionNote: "gone: {num_removed}", cache: null });
     const compacted = await compactMessages(messages, { targetTokens: 60, compactor });
-    expect(compacted.find((message) => isCompactionNote(message))?.content).toMatch(/^gone: \d+$/);
+    expect(compacted.find((message) => isOmissionNote(message))?.content).toMatch(/^gone: \d+$/);
   });
 
   it("rejects bad options with typed errors naming the value, before compacting anything", async () => {
@@ -127,7 +127,7 @@ describe("compactMessages as a Runnable", () => {
     const seen = model.requests[0]!;
     expect(seen.length).toBe(expected.length);
     seen.forEach((message, index) => {
-      if (isCompactionNote(message)) expect(message.content).toBe(expected[index]!.content);
+      if (isOmissionNote(message)) expect(message.content).toBe(expected[index]!.content);
       else expect(message).toBe(expected[index]);
     });
     expect(seen.length).toBeLessThan(messages.length);
@@ -151,7 +151,7 @@ describe("compactMessages as a Runnable", () => {
     const seen = model.requests[0]!;
     expect(seen[0]!.type).toBe("system");
     expect(seen[0]!.content).toBe("You are a geographer.");
-    expect(isCompactionNote(seen[1])).toBe(true);
+    expect(isOmissionNote(seen[1])).toBe(true);
     expect(seen.length).toBeLessThan(messages.length + 1);
     expect(seen[seen.length - 1]!.content).toBe(messages[messages.length - 1]!.content);
     expect(tokens(seen.slice(2))).toBeLessThanOrEqual(target);

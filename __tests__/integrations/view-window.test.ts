@@ -1,5 +1,5 @@
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { CompactionHook, isCompactionNote } from "../../src";
+import { CompactionHook, isOmissionNote } from "../../src";
 import { advanceCompactionView, applyCompactionView } from "../../src/integrations/view-window";
 
 /** A long chat whose messages carry ids, as graph state does. */
@@ -23,7 +23,7 @@ describe("the remembered cut of view mode", () => {
     const replayed = applyCompactionView(messages, advance.view);
     expect(replayed).toHaveLength(advance.messages.length);
     replayed.forEach((message, index) => expect(message).toBe(advance.messages[index]));
-    expect(replayed.filter((message) => isCompactionNote(message))).toHaveLength(1);
+    expect(replayed.filter((message) => isOmissionNote(message))).toHaveLength(1);
   });
 
   test("below the trigger the cut stays put: same view, no report", async () => {

@@ -7,7 +7,7 @@
  * metadata keeps the message's other `response_metadata`.
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { compactionNoteMetadata, isCompactionMessage, isCompactionNote } from "../../src";
+import { omissionNoteMetadata, isCompactionMessage, isOmissionNote } from "../../src";
 import { isSummaryMessage, withCompactionMetadata } from "../../src/messages/compaction-metadata";
 
 const noteWith = (removed: unknown, kept: unknown = 3) =>
@@ -27,14 +27,14 @@ describe("a stored count", () => {
     [1.5, 0],
     [null, 0],
   ])("%p reads as %p", (stored, expected) => {
-    expect(compactionNoteMetadata(noteWith(stored))).toEqual({ strategy: "sliding_window", removed_messages: expected, kept_messages: 3 });
+    expect(omissionNoteMetadata(noteWith(stored))).toEqual({ strategy: "sliding_window", removed_messages: expected, kept_messages: 3 });
   });
 });
 
 test("a null metadata entry is no metadata, not a crash", () => {
   const message = new HumanMessage({ content: "hi", response_metadata: { compaction: null } });
-  expect(isCompactionNote(message)).toBe(false);
-  expect(compactionNoteMetadata(message)).toBeUndefined();
+  expect(isOmissionNote(message)).toBe(false);
+  expect(omissionNoteMetadata(message)).toBeUndefined();
   expect(isCompactionMessage(message)).toBe(false);
 });
 

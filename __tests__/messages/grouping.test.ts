@@ -12,8 +12,8 @@ import * as fc from "fast-check";
 import { toolCallIdsOf } from "../../src/messages/exchanges";
 import { groupConversation } from "../../src/messages/grouping";
 import { freshLayout, layoutCheckedConversation, layoutConversation } from "../../src/messages/layout";
-import type { ConversationLayout } from "../../src/messages/layout";
-import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
+import type { ConversationLayout } from "../../src/messages/grouping";
+import { createOmissionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/omission-note";
 import { toolCallIdOf } from "../../src/messages/roles";
 import { assertOnSeeds, describeSeeds } from "../support/seeds";
 
@@ -63,7 +63,7 @@ function build(item: Op): BaseMessage {
     case "summary":
       return new HumanMessage({ content: "<conversation_summary>done</conversation_summary>", response_metadata: { compaction: { strategy: "summarization", summarized_messages: 3, source: "history" } } });
     case "note":
-      return createCompactionNote(DEFAULT_OMISSION_NOTE, 2, 3);
+      return createOmissionNote(DEFAULT_OMISSION_NOTE, 2, 3);
     case "system":
       return new SystemMessage("mid-conversation instruction");
     case "other":
@@ -132,7 +132,7 @@ describe("the layout follows its rules (an independent reference)", () => {
     });
     const expected: ConversationLayout = {
       systemEnd: 1,
-      anchor: 6,
+      task: 6,
       turns: [{ kind: "turn", members: [3], order: 3 }],
       steps: [
         { kind: "step", members: [4, 7, 9], order: 7 },
@@ -159,11 +159,11 @@ describe("the layout follows its rules (an independent reference)", () => {
         expectReference(layoutConversation(messages), messages, "remembered");
         if (expected.loose.length > 0) reached.loose += 1;
         const stepMembers = expected.steps.flatMap((g) => g.members);
-        if (expected.anchor >= 0 && stepMembers.some((m) => m < expected.anchor)) reached.turnToStep += 1;
+        if (expected.task >= 0 && stepMembers.some((m) => m < expected.task)) reached.turnToStep += 1;
         const ids = messages.map((m) => toolCallIdOf(m));
         if (ids.some((id, i) => id !== undefined && messages.slice(i + 1).some((m) => toolCallIdsOf(m).includes(id)))) reached.beforeCall += 1;
         if (POOL.some((id) => messages.filter((m) => toolCallIdsOf(m).includes(id)).length > 1)) reached.repeatedCaller += 1;
-        if (expected.anchor >= 0 && ids.some((id, i) => i > expected.anchor && id !== undefined && messages.slice(0, expected.anchor).some((m) => toolCallIdsOf(m).includes(id)))) reached.acrossTask += 1;
+        if (expected.task >= 0 && ids.some((id, i) => i > expected.task && id !== undefined && messages.slice(0, expected.task).some((m) => toolCallIdsOf(m).includes(id)))) reached.acrossTask += 1;
       }),
       budget,
     );
@@ -250,7 +250,7 @@ describe("a continued layout hands out again what did not change", () => {
   test("a new note changes only the notes list; a result answering nothing only the loose list; a new task every list it touches", () => {
     const messages = history();
     const first = layoutConversation(messages);
-    const withNote = [...messages, createCompactionNote(DEFAULT_OMISSION_NOTE, 1, 1)];
+    const withNote = [...messages, createOmissionNote(DEFAULT_OMISSION_NOTE, 1, 1)];
     const second = layoutConversation(withNote);
     expect(second).toEqual(groupConversation(withNote));
     expect(second.notes).not.toBe(first.notes);

@@ -13,8 +13,9 @@
  * reference in `rules/layout-reference`.
  */
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { freshLayout, layoutWork } from "../../src/messages/layout";
-import { createCompactionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/note";
+import { freshLayout } from "../../src/messages/layout";
+import { layoutWork } from "../../src/messages/layout-engine";
+import { createOmissionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/omission-note";
 import { call, result } from "../support/layout-builders";
 import { expectSameAsFresh } from "../support/layout-oracle";
 
@@ -29,7 +30,7 @@ const kinds: Record<string, () => BaseMessage> = {
   "result a": () => result("a"),
   "result q": () => result("q"),
   "result without id": () => new ToolMessage({ content: "lost id", tool_call_id: "" }),
-  note: () => createCompactionNote(DEFAULT_OMISSION_NOTE, 2, 3),
+  note: () => createOmissionNote(DEFAULT_OMISSION_NOTE, 2, 3),
   summary: () => new HumanMessage({ content: "<conversation_summary>so far</conversation_summary>", response_metadata: { compaction: { strategy: "summarization", summarized_messages: 3, source: "history" } } }),
   other: () => new ChatMessage({ role: "critic", content: "fine" }),
 };
@@ -54,7 +55,7 @@ const conversations: Record<string, () => BaseMessage[]> = {
     new HumanMessage("first question"),
     result("late"), // answers the call after the task: decided when that call arrives
     call("h"),
-    createCompactionNote(DEFAULT_OMISSION_NOTE, 4, 2),
+    createOmissionNote(DEFAULT_OMISSION_NOTE, 4, 2),
     new HumanMessage("current task"),
     result("h"), // answers a call in history: that turn joins this step
     call("late"),

@@ -9,7 +9,8 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
-import { layoutConversation, layoutWork } from "../../src/messages/layout";
+import { layoutConversation } from "../../src/messages/layout";
+import { layoutWork } from "../../src/messages/layout-engine";
 import { buildMessyConversation, messyPlanArbitrary } from "../support/messy";
 import { expectSameAsFresh } from "../support/layout-oracle";
 import { assertOnSeeds, describeSeeds } from "../support/seeds";
@@ -95,12 +96,12 @@ describe("a remembered layout equals a fresh one", () => {
     );
   });
 
-  test("a task message cut off leaves no anchor behind", () => {
+  test("a task message cut off leaves no task behind", () => {
     const instructions = [new SystemMessage("a"), new SystemMessage("b")];
     const task = new HumanMessage("task");
-    expect(expectSameAsFresh([...instructions, task], "with the task").anchor).toBe(2);
-    expect(expectSameAsFresh([...instructions], "instructions only").anchor).toBe(-1);
-    expect(expectSameAsFresh([...instructions, new AIMessage("hello")], "an AI message where the task was").anchor).toBe(-1);
+    expect(expectSameAsFresh([...instructions, task], "with the task").task).toBe(2);
+    expect(expectSameAsFresh([...instructions], "instructions only").task).toBe(-1);
+    expect(expectSameAsFresh([...instructions, new AIMessage("hello")], "an AI message where the task was").task).toBe(-1);
   });
 
   test("an agent's history growing one step at a time, with a new user message now and then, and a retried last step", () => {

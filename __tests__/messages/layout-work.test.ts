@@ -13,7 +13,8 @@
  * task) reads the task again; a change inside history reads the whole list.
  */
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { layoutConversation, layoutWork } from "../../src/messages/layout";
+import { layoutConversation } from "../../src/messages/layout";
+import { layoutWork } from "../../src/messages/layout-engine";
 import { forgetRememberedLists } from "../../src/messages/prefix-memory";
 import { call, result } from "../support/layout-builders";
 import { expectSameAsFresh } from "../support/layout-oracle";

@@ -7,7 +7,8 @@
 import { AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { convertMessagesToCompletionsMessageParams } from "@langchain/openai";
 import { SlidingWindowCompactor } from "../../src/compactors/sliding-window";
-import { freshLayout, layoutConversation, layoutWork } from "../../src/messages/layout";
+import { freshLayout, layoutConversation } from "../../src/messages/layout";
+import { layoutWork } from "../../src/messages/layout-engine";
 
 /** Counts every message as 10 tokens, so targets read as message counts. */
 const tenEach = (messages: BaseMessage[]) => messages.length * 10;
@@ -28,7 +29,7 @@ describe("ChatMessage is classified by its role", () => {
     const steps = [new ChatMessage({ role, content: "first thought" }), new ChatMessage({ role, content: "second thought" })];
     const messages = [new HumanMessage("task"), ...steps];
     const layout = freshLayout(messages);
-    expect(layout.anchor).toBe(0);
+    expect(layout.task).toBe(0);
     expect(layout.steps.map((step) => step.members)).toEqual([[1], [2]]);
     expect(layout.loose).toEqual([]);
   });
@@ -50,7 +51,7 @@ describe("ChatMessage is classified by its role", () => {
   test("an unknown role is kept with the step it stands in, never the task", () => {
     const messages = [new HumanMessage("task"), new AIMessage("step"), new ChatMessage({ role: "critic", content: "hmm" })];
     const layout = freshLayout(messages);
-    expect(layout.anchor).toBe(0);
+    expect(layout.task).toBe(0);
     expect(layout.steps.map((step) => step.members)).toEqual([[1, 2]]);
   });
 
@@ -58,7 +59,7 @@ describe("ChatMessage is classified by its role", () => {
     const { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } = await import("@langchain/core/messages");
     const [stored] = mapStoredMessagesToChatMessages(mapChatMessagesToStoredMessages([new ChatMessage({ role: "user", content: "task" })]));
     expect(stored!.type).toBe("generic");
-    expect(freshLayout([new SystemMessage("s"), stored!]).anchor).toBe(1);
+    expect(freshLayout([new SystemMessage("s"), stored!]).task).toBe(1);
   });
 });
 

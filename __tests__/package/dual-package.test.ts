@@ -12,7 +12,7 @@ import {
   approximateTokenCounter,
   CompactingChatMessageHistory,
   CompactionPipeline,
-  isCompactionNote,
+  isOmissionNote,
   SlidingWindowCompactor,
   sharedTokenCountCache,
   SummarizationCompactor,
@@ -49,9 +49,9 @@ describe("stores and caches from another copy are recognised by their methods", 
     const history = new CompactingChatMessageHistory({ history: store as never, targetTokens: 20, mode: "commit" });
     await history.addMessages(long());
     const read = await history.getMessages();
-    expect(read.some(isCompactionNote)).toBe(true);
+    expect(read.some(isOmissionNote)).toBe(true);
     expect(read.at(-1)?.text).toBe("task");
-    expect(store.messages.some(isCompactionNote)).toBe(true);
+    expect(store.messages.some(isOmissionNote)).toBe(true);
   });
 
   it.each(["getMessages", "addMessage", "addMessages", "clear"] as const)("refuses a store without `%s`, naming it", (method) => {

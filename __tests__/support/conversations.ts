@@ -46,7 +46,7 @@ export interface ConversationPlan {
   /** Sizes of the leading system messages (0 to 2 of them). */
   system: number[];
   /**
-   * An earlier compaction note, as a previous compaction leaves it: right after
+   * An earlier omission note, as a previous compaction leaves it: right after
    * the system block, or right after the task message (when that compaction
    * trimmed the task's steps). `null` for none.
    */
@@ -62,7 +62,7 @@ export interface ConversationPlan {
 export interface LabelledConversation {
   messages: BaseMessage[];
   system: SystemMessage[];
-  /** The earlier compaction note, if the plan had one. */
+  /** The earlier omission note, if the plan had one. */
   earlierNote: HumanMessage | null;
   /** History turns, oldest first, each its messages in order. */
   turns: BaseMessage[][];
@@ -77,7 +77,7 @@ export interface ConversationOptions {
   maxTurns?: number;
   /** Most steps after the task message. Default 6. */
   maxSteps?: number;
-  /** Whether an earlier compaction note may open the history. Default true. */
+  /** Whether an earlier omission note may open the history. Default true. */
   earlierNotes?: boolean;
 }
 

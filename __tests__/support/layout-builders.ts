@@ -1,5 +1,5 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
-import type { ConversationLayout, MessageGroup } from "../../src/messages/layout";
+import type { ConversationLayout, MessageGroup } from "../../src/messages/grouping";
 
 /** An AI message asking for one `lookup` call per id. */
 export const call = (...ids: string[]): AIMessage => new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "lookup", args: {} })) });
@@ -14,4 +14,4 @@ export const turn = (members: number[], order = members[0]!): MessageGroup => ({
 export const step = (members: number[], order = members[0]!): MessageGroup => ({ kind: "step", members, order });
 
 /** An expected layout: no instructions, no task, nothing grouped, except what `parts` says. */
-export const layoutOf = (parts: Partial<ConversationLayout>): ConversationLayout => ({ systemEnd: 0, anchor: -1, turns: [], steps: [], notes: [], loose: [], ...parts });
+export const layoutOf = (parts: Partial<ConversationLayout>): ConversationLayout => ({ systemEnd: 0, task: -1, turns: [], steps: [], notes: [], loose: [], ...parts });

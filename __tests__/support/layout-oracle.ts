@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { BaseMessage } from "@langchain/core/messages";
 import { freshLayout, layoutConversation } from "../../src/messages/layout";
-import type { ConversationLayout } from "../../src/messages/layout";
+import type { ConversationLayout } from "../../src/messages/grouping";
 
 /**
  * The remembered layout of `messages` (what `layoutConversation` gives after

@@ -10,7 +10,7 @@
  *   without `tool_call_id`, retried AI messages repeating a call id, the same
  *   message object twice, repeated and missing message ids, system messages in
  *   the middle, content as block arrays (text, image_url) or empty, one huge
- *   message, real compaction notes (from the note helper, or from running the
+ *   message, real omission notes (from the note helper, or from running the
  *   compactor on a prefix), human messages that only look like notes,
  *   `AIMessageChunk`s, `ChatMessage`s with every role LangChain and the
  *   providers use (and an unknown one), AI messages whose call ids stand only
@@ -43,7 +43,7 @@ import { approximateTokenCounter } from "../../src/counting/approximate";
 import { TokenCountCache } from "../../src/counting/cache";
 import { tiktokenCounter } from "../../src/counting/tiktoken";
 import type { TokenCounterLike } from "../../src/counting/types";
-import { createCompactionNote, DEFAULT_OMISSION_NOTE, renderOmissionNote } from "../../src/messages/note";
+import { createOmissionNote, DEFAULT_OMISSION_NOTE, renderOmissionNote } from "../../src/messages/omission-note";
 
 // ---------------------------------------------------------------------------
 // Content
@@ -148,7 +148,7 @@ export type MessyOp =
   | { op: "retry"; content: ContentPlan; chunk: boolean; id: IdPlan }
   /** The very same object as the message `back` positions before the end. */
   | { op: "duplicate"; back: number }
-  /** A real compaction note, made by the library's note helper. */
+  /** A real omission note, made by the library's note helper. */
   | { op: "note"; removed: number; kept: number; template: string }
   /**
    * A note whose metadata a store mangled: counts as strings (a store that
@@ -400,7 +400,7 @@ export function buildMessyConversation(plan: MessyPlan): BaseMessage[] {
         if (messages.length > 0) messages.push(messages[Math.max(0, messages.length - 1 - op.back)]!);
         break;
       case "note": {
-        const note = createCompactionNote(op.template, op.removed, op.kept);
+        const note = createOmissionNote(op.template, op.removed, op.kept);
         messages.push(note);
         break;
       }
@@ -540,7 +540,7 @@ export function buildWellFormedConversation(plan: WellFormedPlan): BaseMessage[]
   let idSeq = 0;
   const nextId = () => `wf-${(idSeq += 1)}`;
   const messages: BaseMessage[] = plan.system.map((t) => new SystemMessage({ content: t, id: nextId() }));
-  if (plan.earlierNote !== null) messages.push(createCompactionNote(DEFAULT_OMISSION_NOTE, plan.earlierNote, messages.length + 1));
+  if (plan.earlierNote !== null) messages.push(createOmissionNote(DEFAULT_OMISSION_NOTE, plan.earlierNote, messages.length + 1));
   for (const turn of plan.turns) {
     messages.push(new HumanMessage({ content: buildContent(turn.human), id: nextId() }));
     for (const step of turn.steps) {

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { isCompactionMessage, isSummaryMessage } from "../messages/compaction-metadata";
-import { compactionNoteMetadata } from "../messages/note";
+import { omissionNoteMetadata } from "../messages/omission-note";
 import { isHuman, isSystem, isTool } from "../messages/roles";
 
 /**
@@ -54,7 +54,7 @@ export function categoriesOf(messages: readonly BaseMessage[]): (keyof TokenBrea
   let task = -1;
   for (let index = messages.length - 1; index >= systemEnd; index -= 1) {
     const message = messages[index]!;
-    if (isHuman(message) && !isSummaryMessage(message) && compactionNoteMetadata(message) === undefined) {
+    if (isHuman(message) && !isSummaryMessage(message) && omissionNoteMetadata(message) === undefined) {
       task = index;
       break;
     }

@@ -13,7 +13,8 @@ import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import { CompactionPipeline } from "./pipeline";
 import type { CompactionReport } from "./report";
-import { assertConversationInSlices, SlidingWindowCompactor } from "./sliding-window";
+import { SlidingWindowCompactor } from "./sliding-window";
+import { assertConversationInSlices } from "../messages/conversation-check";
 
 /** A tool as a model is bound to it: a LangChain tool, or an already converted definition. */
 export type ToolLike = StructuredToolInterface | Record<string, unknown>;

@@ -10,7 +10,8 @@ import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import type { CompactionReport, RewrittenMessage, StageReport } from "./report";
 import { pruneThenSlide, pruneThenSlideReports } from "./pruned-window";
-import { assertConversationInSlices, SlidingWindowCompactor } from "./sliding-window";
+import { SlidingWindowCompactor } from "./sliding-window";
+import { assertConversationInSlices } from "../messages/conversation-check";
 import { ToolResultPruningCompactor } from "./tool-result-pruning";
 
 /** The `strategy` of a pipeline's own report. */

@@ -5,7 +5,7 @@ import { nextSlice, sliceUsedUp } from "../time-slices";
 
 /**
  * Names messages a compaction must leave exactly as they are: a plan, a todo
- * list, a pinned instruction. Called once per message per compaction with the
+ * list, a standing instruction. Called once per message per compaction with the
  * message and its index in the list being compacted.
  */
 export type ProtectPredicate = (message: BaseMessage, index: number) => boolean;
@@ -25,9 +25,9 @@ export function assertProtect(value: unknown): asserts value is ProtectPredicate
  * it and so every other result of those calls), read in every shape a
  * provider puts calls in.
  */
-export function pinnedMessages(messages: readonly BaseMessage[], protect: ProtectPredicate | undefined): Uint8Array | null {
+export function protectedMessages(messages: readonly BaseMessage[], protect: ProtectPredicate | undefined): Uint8Array | null {
   if (protect === undefined) return null;
-  const pinned = new Uint8Array(messages.length);
+  const protectedAt = new Uint8Array(messages.length);
   const protectedIndices: number[] = [];
   messages.forEach((message, index) => {
     if (protect(message, index) === true) protectedIndices.push(index);
@@ -35,19 +35,19 @@ export function pinnedMessages(messages: readonly BaseMessage[], protect: Protec
   if (protectedIndices.length === 0) return null;
   const exchanges = exchangesOf(messages);
   for (const index of protectedIndices) {
-    pinned[index] = 1;
+    protectedAt[index] = 1;
     const exchange = exchanges.of[index]!;
-    if (exchange >= 0) for (const member of exchanges.members[exchange]!) pinned[member] = 1;
+    if (exchange >= 0) for (const member of exchanges.members[exchange]!) protectedAt[member] = 1;
   }
-  return pinned;
+  return protectedAt;
 }
 
 /**
- * {@link pinnedMessages}, with `protect` (user code, called once per message)
+ * {@link protectedMessages}, with `protect` (user code, called once per message)
  * asked in time slices (see `time-slices.ts`): between two slices the event
  * loop turns, and an aborted `signal` stops it with its reason.
  */
-export async function pinnedMessagesInSlices(
+export async function protectedMessagesInSlices(
   messages: readonly BaseMessage[],
   protect: ProtectPredicate | undefined,
   signal: AbortSignal | undefined,
@@ -58,5 +58,5 @@ export async function pinnedMessagesInSlices(
     if (protect(messages[index]!, index) === true) asked[index] = 1;
     if ((index & 63) === 63 && sliceUsedUp()) await nextSlice(signal);
   }
-  return pinnedMessages(messages, (_message, index) => asked[index] === 1);
+  return protectedMessages(messages, (_message, index) => asked[index] === 1);
 }

@@ -2,7 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { layoutCheckedConversationInSlices } from "../messages/layout";
-import type { ConversationLayout } from "../messages/layout";
+import type { ConversationLayout } from "../messages/grouping";
 import { throwIfAborted } from "./abort";
 import type { CompactOptions } from "./compactor";
 import type { CompactionReport, RewrittenMessage } from "./report";

@@ -1,4 +1,4 @@
-import type { ConversationLayout, MessageGroup } from "../messages/layout";
+import type { ConversationLayout, MessageGroup } from "../messages/grouping";
 
 /** What the sliding window keeps. */
 export type WindowSelection =
@@ -15,12 +15,12 @@ export type WindowSelection =
 
 /** Sizes the selection asks for, counted lazily by the caller. */
 export interface SelectionSizes {
-  /** Tokens of everything always kept: instructions, task, and every pinned group and message. */
+  /** Tokens of everything always kept: instructions, task, and every protected group and message. */
   protectedTokens(): number;
   /** Whether a group holds a protected message: it is kept whatever its size, and its tokens are in `protectedTokens`. */
-  pinned?(group: MessageGroup): boolean;
+  isProtected?(group: MessageGroup): boolean;
   groupTokens(group: MessageGroup): number;
-  /** Tokens of the loose messages and earlier notes that are not pinned; asked for only when everything else fits. */
+  /** Tokens of the loose messages and earlier notes that are not protected; asked for only when everything else fits. */
   ungroupedTokens(): number;
 }
 
@@ -46,13 +46,13 @@ export function selectWindow(
   minKeepSteps: number,
 ): WindowSelection {
   const { steps, turns } = layout;
-  const pinned = sizes.pinned ?? noneOf;
+  const isProtected = sizes.isProtected ?? noneOf;
   const available = targetTokens - sizes.protectedTokens();
 
   let stepTokens = 0;
   let stepsFit = true;
   for (let i = steps.length - 1; i >= 0; i -= 1) {
-    if (pinned(steps[i]!)) continue;
+    if (isProtected(steps[i]!)) continue;
     stepTokens += sizes.groupTokens(steps[i]!);
     if (stepTokens > available) {
       stepsFit = false;
@@ -61,59 +61,59 @@ export function selectWindow(
   }
 
   if (!stepsFit) {
-    const kept = newestThatFit(steps, sizes, available, pinned);
+    const kept = newestThatFit(steps, sizes, available, isProtected);
     // The newest `minKeepSteps` stay whatever their size.
     for (let i = Math.max(0, steps.length - minKeepSteps); i < steps.length; i += 1) kept.add(steps[i]!);
     return {
       fits: false,
       steps: steps.filter((step) => kept.has(step)),
-      turns: pinned === noneOf ? [] : turns.filter(pinned),
+      turns: isProtected === noneOf ? [] : turns.filter(isProtected),
       stepsTrimmed: kept.size < steps.length,
     };
   }
 
   const remaining = available - stepTokens;
-  const keptTurns = newestThatFit(turns, sizes, remaining, pinned);
+  const keptTurns = newestThatFit(turns, sizes, remaining, isProtected);
   if (keptTurns.size === turns.length) {
     let left = remaining;
-    for (const turn of turns) if (!pinned(turn)) left -= sizes.groupTokens(turn);
+    for (const turn of turns) if (!isProtected(turn)) left -= sizes.groupTokens(turn);
     if (sizes.ungroupedTokens() <= left) return { fits: true };
   }
-  // Without pinned groups the kept turns are the newest ones: a slice, not a walk over a long history's turns.
-  const kept = pinned === noneOf ? turns.slice(turns.length - keptTurns.size) : turns.filter((turn) => keptTurns.has(turn));
+  // Without protected groups the kept turns are the newest ones: a slice, not a walk over a long history's turns.
+  const kept = isProtected === noneOf ? turns.slice(turns.length - keptTurns.size) : turns.filter((turn) => keptTurns.has(turn));
   return { fits: false, steps, turns: kept, stepsTrimmed: false };
 }
 
-/** No group is pinned: then the walks newest first stop at the first group that does not fit. */
+/** No group is protected: then the walks newest first stop at the first group that does not fit. */
 function noneOf(): boolean {
   return false;
 }
 
 /**
  * The newest groups that fit in `budget`, taken newest first and stopping at
- * the first that does not, plus every pinned group (already paid for, so
+ * the first that does not, plus every protected group (already paid for, so
  * neither counted here nor a reason to stop).
  */
 function newestThatFit(
   groups: readonly MessageGroup[],
   sizes: SelectionSizes,
   budget: number,
-  pinned: (group: MessageGroup) => boolean,
+  isProtected: (group: MessageGroup) => boolean,
 ): Set<MessageGroup> {
   const kept = new Set<MessageGroup>();
   let used = 0;
   let stopped = false;
   for (let i = groups.length - 1; i >= 0; i -= 1) {
     const group = groups[i]!;
-    if (pinned(group)) {
+    if (isProtected(group)) {
       kept.add(group);
       continue;
     }
     if (stopped) continue;
     const tokens = sizes.groupTokens(group);
     if (used + tokens > budget) {
-      // Older groups are visited on only for pinned ones, which are kept whatever their size.
-      if (pinned === noneOf) break;
+      // Older groups are visited on only for protected ones, which are kept whatever their size.
+      if (isProtected === noneOf) break;
       stopped = true;
       continue;
     }

@@ -3,22 +3,20 @@ import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
 import { AsyncCountNeeded, countTotal, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
-import { assertMessagesFrom, assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
+import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
+import type { ConversationLayout, MessageGroup } from "../messages/grouping";
 import { layoutCheckedConversationInSlices } from "../messages/layout";
-import type { ConversationLayout, MessageGroup } from "../messages/layout";
-import { compactionNoteMetadata, createCompactionNote, DEFAULT_OMISSION_NOTE } from "../messages/note";
-import { PrefixMemory } from "../messages/prefix-memory";
-import { nextSlice, sliceUsedUp } from "../time-slices";
+import { createOmissionNote, DEFAULT_OMISSION_NOTE, omissionNoteMetadata } from "../messages/omission-note";
 import { assertCompactOptions, raceAbort, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
-import { assertProtect, pinnedMessagesInSlices } from "./protection";
+import { assertProtect, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
 import { selectWindow } from "./selection";
+import type { WindowSelection } from "./selection";
 
 /** The `strategy` of the sliding window's reports and notes. */
 const SLIDING_WINDOW_STRATEGY = "sliding_window";
-import type { WindowSelection } from "./selection";
 
 /** Options of {@link SlidingWindowCompactor}. */
 export interface SlidingWindowCompactorOptions {
@@ -52,13 +50,13 @@ export interface SlidingWindowCompactorOptions {
  * kept groups' members. Built from the kept groups alone, so a compaction that
  * keeps a few dozen messages of a long history reads a few dozen indices.
  */
-function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup[], pinned: Uint8Array | null): number[] {
+function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup[], protectedAt: Uint8Array | null): number[] {
   const kept: number[] = [];
   for (let index = 0; index < layout.systemEnd; index += 1) kept.push(index);
-  if (layout.anchor >= 0) kept.push(layout.anchor);
+  if (layout.task >= 0) kept.push(layout.task);
   for (const group of groups) for (const index of group.members) kept.push(index);
   // Protected notes and loose messages stay where they are.
-  if (pinned !== null) for (const index of [...layout.notes, ...layout.loose]) if (pinned[index]) kept.push(index);
+  if (protectedAt !== null) for (const index of [...layout.notes, ...layout.loose]) if (protectedAt[index]) kept.push(index);
   return kept.sort((a, b) => a - b);
 }
 
@@ -194,16 +192,16 @@ export class SlidingWindowCompactor implements Compactor {
     throwIfAborted(signal);
     const counter = resolveTokenCounter(tokenCounterLike);
     const counts = new MessageCounts(messages, counter, this.cache, signal);
-    const pinned = await pinnedMessagesInSlices(messages, this.protect, signal);
-    const pinnedGroups =
-      pinned === null ? null : new Set([...layout.turns, ...layout.steps].filter((group) => group.members.some((index) => pinned[index])));
+    const protectedAt = await protectedMessagesInSlices(messages, this.protect, signal);
+    const protectedGroups =
+      protectedAt === null ? null : new Set([...layout.turns, ...layout.steps].filter((group) => group.members.some((index) => protectedAt[index])));
 
     // A pass stopped to wait (an asynchronous counter, a time slice used up) runs again with the counts made so far.
     const groupTokens = new Map<MessageGroup, number>();
     let selection: WindowSelection | undefined;
     while (selection === undefined) {
       try {
-        selection = this.select(layout, counts, targetTokens, pinned, pinnedGroups, groupTokens);
+        selection = this.select(layout, counts, targetTokens, protectedAt, protectedGroups, groupTokens);
       } catch (error) {
         if (!(error instanceof AsyncCountNeeded)) throw error;
         await raceAbort(counts.settle(), signal);
@@ -223,10 +221,10 @@ export class SlidingWindowCompactor implements Compactor {
     };
     if (selection.fits) return unchanged();
 
-    const keptAt = keptIndicesOf(layout, [...selection.turns, ...selection.steps], pinned);
+    const keptAt = keptIndicesOf(layout, [...selection.turns, ...selection.steps], protectedAt);
     const kept = keptAt.map((index) => messages[index]!);
     // Earlier notes are in no group, so every one of them goes (unless protected); what else goes is every message not kept.
-    const removedNotes = pinned === null ? layout.notes : layout.notes.filter((index) => !pinned[index]);
+    const removedNotes = protectedAt === null ? layout.notes : layout.notes.filter((index) => !protectedAt[index]);
     const removedCount = messages.length - kept.length;
     let removedSoFar = removedCount - removedNotes.length;
     // A note repeated by a store's race (two writers re-adding one list) stands for the same messages: fold it once,
@@ -234,7 +232,7 @@ export class SlidingWindowCompactor implements Compactor {
     const foldedNotes = new Set<string>();
     for (const index of removedNotes) {
       const message = messages[index]!;
-      const folded = compactionNoteMetadata(message);
+      const folded = omissionNoteMetadata(message);
       if (folded === undefined) continue;
       const identity = message.id ?? JSON.stringify([message.content, folded.removed_messages, folded.kept_messages]);
       if (!foldedNotes.has(identity)) removedSoFar += folded.removed_messages;
@@ -245,7 +243,7 @@ export class SlidingWindowCompactor implements Compactor {
     // Listed only for a report: `compact` returns the kept messages, and a long history's removed part is long.
     const removed = fullReport ? removedMessages(messages, keptAt) : [];
 
-    const note = this.omissionNote === null ? null : createCompactionNote(this.omissionNote, removedSoFar, kept.length);
+    const note = this.omissionNote === null ? null : createOmissionNote(this.omissionNote, removedSoFar, kept.length);
     const result = note === null ? kept : insertNote(kept, note, layout, keptAt, selection.stepsTrimmed);
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptAt);
@@ -270,24 +268,24 @@ export class SlidingWindowCompactor implements Compactor {
     layout: ConversationLayout,
     counts: MessageCounts,
     targetTokens: number,
-    pinned: Uint8Array | null,
-    pinnedGroups: ReadonlySet<MessageGroup> | null,
+    protectedAt: Uint8Array | null,
+    protectedGroups: ReadonlySet<MessageGroup> | null,
     /** Sizes of the groups summed so far, kept from one run of the pass to the next. */
     groupTokens: Map<MessageGroup, number>,
   ): WindowSelection {
-    const ungrouped = pinned === null ? null : [...layout.notes, ...layout.loose];
+    const ungrouped = protectedAt === null ? null : [...layout.notes, ...layout.loose];
     return selectWindow(
       layout,
       {
         protectedTokens: () => {
           let total = 0;
           for (let index = 0; index < layout.systemEnd; index += 1) total += counts.of(index);
-          if (layout.anchor >= 0) total += counts.of(layout.anchor);
-          if (pinnedGroups !== null) for (const group of pinnedGroups) total += counts.sum(group.members);
-          if (pinned !== null) for (const index of ungrouped!) if (pinned[index]) total += counts.of(index);
+          if (layout.task >= 0) total += counts.of(layout.task);
+          if (protectedGroups !== null) for (const group of protectedGroups) total += counts.sum(group.members);
+          if (protectedAt !== null) for (const index of ungrouped!) if (protectedAt[index]) total += counts.of(index);
           return total;
         },
-        ...(pinnedGroups === null ? {} : { pinned: (group: MessageGroup) => pinnedGroups.has(group) }),
+        ...(protectedGroups === null ? {} : { isProtected: (group: MessageGroup) => protectedGroups.has(group) }),
         groupTokens: (group) => {
           let tokens = groupTokens.get(group);
           if (tokens === undefined) {
@@ -297,9 +295,9 @@ export class SlidingWindowCompactor implements Compactor {
           return tokens;
         },
         ungroupedTokens: () =>
-          pinned === null
+          protectedAt === null
             ? counts.sum(layout.notes) + counts.sum(layout.loose)
-            : ungrouped!.reduce((total, index) => (pinned[index] ? total : total + counts.of(index)), 0),
+            : ungrouped!.reduce((total, index) => (protectedAt[index] ? total : total + counts.of(index)), 0),
       },
       targetTokens,
       this.minKeepSteps,
@@ -341,49 +339,9 @@ function insertNote(
   stepsTrimmed: boolean,
 ): BaseMessage[] {
   let position = layout.systemEnd;
-  if (stepsTrimmed && layout.anchor >= 0) {
-    // Kept messages before the anchor are the system block plus anything a kept step drew in.
-    position = keptAt.indexOf(layout.anchor) + 1;
+  if (stepsTrimmed && layout.task >= 0) {
+    // Kept messages before the task are the system block plus anything a kept step drew in.
+    position = keptAt.indexOf(layout.task) + 1;
   }
   return [...kept.slice(0, position), note, ...kept.slice(position)];
-}
-
-
-/** Lists recently checked, so that a history checked before is not checked again message by message. */
-const checkedLists = new PrefixMemory<true>();
-
-/**
- * Throws a `TypeError` naming the first element that is not a `BaseMessage`
- * (or whose getters throw). Leading messages that are the very objects of a
- * list checked before, at the same positions, are not checked again: an agent's
- * history is checked once, and then only what each call adds to it.
- */
-export function assertConversation(messages: unknown, name = "messages"): asserts messages is BaseMessage[] {
-  if (!Array.isArray(messages)) {
-    throw new TypeError(`\`${name}\` must be an array of BaseMessage, got ${describeValue(messages)}`);
-  }
-  const { entry, common } = checkedLists.recall(messages);
-  assertMessagesFrom(messages, common, name);
-  checkedLists.remember(entry, true, messages as BaseMessage[], common);
-}
-
-/** Messages checked between two looks at the time slice. */
-const CHECKS_PER_STEP = 4_096;
-
-/**
- * {@link assertConversation} in time slices (see `time-slices.ts`): a long
- * list never checked before is checked a few thousand messages at a time,
- * and an aborted `signal` stops it with its reason.
- */
-export async function assertConversationInSlices(messages: unknown, signal?: AbortSignal, name = "messages"): Promise<void> {
-  if (!Array.isArray(messages)) {
-    throw new TypeError(`\`${name}\` must be an array of BaseMessage, got ${describeValue(messages)}`);
-  }
-  const { entry, common } = checkedLists.recall(messages);
-  for (let from = common; from < messages.length; from += CHECKS_PER_STEP) {
-    assertMessagesFrom(messages, from, name, Math.min(messages.length, from + CHECKS_PER_STEP));
-    if (sliceUsedUp()) await nextSlice(signal);
-  }
-  // Every element is a message that was checked, whatever another check did meanwhile: what is remembered stays true.
-  checkedLists.remember(entry, true, messages as BaseMessage[], common);
 }

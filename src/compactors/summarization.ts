@@ -8,7 +8,7 @@ import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { COMPACTION_METADATA_KEY, isSummaryMessage } from "../messages/compaction-metadata";
 import type { SummaryMetadata } from "../messages/compaction-metadata";
 import { layoutConversation } from "../messages/layout";
-import type { MessageGroup } from "../messages/layout";
+import type { MessageGroup } from "../messages/grouping";
 import { replyKinds, replyText } from "../messages/reply-text";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { withOutputLimit } from "./bounded-model";
@@ -17,10 +17,10 @@ import { withRetries } from "./transient-errors";
 import { assertRequestOptions } from "./compactor";
 import type { CompactOptions, Compactor, ModelRequestContext, ToolLike } from "./compactor";
 import { countOne } from "./count-one";
-import { assertProtect, pinnedMessages } from "./protection";
+import { assertProtect, protectedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, StageFailure } from "./report";
-import { assertConversation } from "./sliding-window";
+import { assertConversation } from "../messages/conversation-check";
 import { stageReport, unchangedReport } from "./stage-report";
 import { contentText, renderTranscript } from "./transcript";
 import { toolCallsIn } from "../messages/exchanges";
@@ -183,7 +183,7 @@ interface Working {
   counts: number[];
   total: number;
   /** Protected by the caller (decided once, on the input's indices), or `null` when nothing is. */
-  pinned: boolean[] | null;
+  protectedAt: boolean[] | null;
 }
 
 /**
@@ -322,12 +322,12 @@ export class SummarizationCompactor implements Compactor {
     throwIfAborted(signal);
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 
-    const pinnedInput = pinnedMessages(messages, this.protect);
+    const protectedInput = protectedMessages(messages, this.protect);
     let working: Working = {
       messages,
       counts: messages.map((_, index) => inputCounts.of(index)),
       total: tokensBefore,
-      pinned: pinnedInput === null ? null : Array.from(pinnedInput, (flag) => flag === 1),
+      protectedAt: protectedInput === null ? null : Array.from(protectedInput, (flag) => flag === 1),
     };
     // Each summary written by this compaction, with the input messages it stands for (a summary that folds one
     // written earlier in the same compaction stands for that one's messages).
@@ -376,8 +376,8 @@ export class SummarizationCompactor implements Compactor {
   private plan(working: Working, targetTokens: number): SummaryPlan | null {
     const { messages } = working;
     const layout = layoutConversation(messages);
-    const { pinned } = working;
-    const free = (index: number) => pinned === null || !pinned[index];
+    const { protectedAt } = working;
+    const free = (index: number) => protectedAt === null || !protectedAt[index];
     /** A group's messages that are not summaries, or nothing when any of its messages is protected. */
     const raw = (group: MessageGroup): number[] => (group.members.every(free) ? group.members.filter((index) => !isSummaryMessage(messages[index]!)) : []);
     const summariesIn = (from: number, to: number): number[] => {
@@ -388,8 +388,8 @@ export class SummarizationCompactor implements Compactor {
 
     const turns = layout.turns.map(raw).filter((members) => members.length > 0);
     if (turns.length > 0) return { indices: this.fewestThatMakeRoom(working, turns, targetTokens), source: "historical_turns" };
-    // History ends at the task message; with no task (anchor -1) there is none.
-    const historySummaries = summariesIn(layout.systemEnd, layout.anchor);
+    // History ends at the task message; with no task (task -1) there is none.
+    const historySummaries = summariesIn(layout.systemEnd, layout.task);
     if (historySummaries.length > 1) return { indices: historySummaries, source: "historical_summaries" };
 
     // Steps of the task that hold more than a summary; the newest `minKeepSteps` of them stay.
@@ -397,7 +397,7 @@ export class SummarizationCompactor implements Compactor {
     const eligible = realSteps.slice(0, Math.max(0, realSteps.length - this.minKeepSteps)).map(raw).filter((members) => members.length > 0);
     if (eligible.length > 0) return { indices: this.fewestThatMakeRoom(working, eligible, targetTokens), source: "current_task_steps" };
     // From after the task message, or from the start when there is none (the leading system messages are no summaries).
-    const taskSummaries = summariesIn(layout.anchor + 1, messages.length);
+    const taskSummaries = summariesIn(layout.task + 1, messages.length);
     if (taskSummaries.length > 1) return { indices: taskSummaries, source: "current_task_summaries" };
     return null;
   }
@@ -461,22 +461,22 @@ export class SummarizationCompactor implements Compactor {
     const gone = new Set(plan.indices);
     const messages: BaseMessage[] = [];
     const counts: number[] = [];
-    const pinned: boolean[] | null = working.pinned === null ? null : [];
+    const protectedAt: boolean[] | null = working.protectedAt === null ? null : [];
     let total = 0;
     working.messages.forEach((message, index) => {
       if (index === plan.indices[0]) {
         messages.push(summary);
         counts.push(summaryTokens);
-        pinned?.push(false);
+        protectedAt?.push(false);
         total += summaryTokens;
       }
       if (gone.has(index)) return;
       messages.push(message);
       counts.push(working.counts[index]!);
-      pinned?.push(working.pinned![index]!);
+      protectedAt?.push(working.protectedAt![index]!);
       total += working.counts[index]!;
     });
-    return { messages, counts, total, pinned };
+    return { messages, counts, total, protectedAt };
   }
 
   /**

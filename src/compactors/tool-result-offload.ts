@@ -21,10 +21,10 @@ import {
   offloadKey,
 } from "./offload-store";
 import type { OffloadedResult, OffloadStore } from "./offload-store";
-import { assertProtect, pinnedMessagesInSlices } from "./protection";
+import { assertProtect, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
-import { assertConversationInSlices } from "./sliding-window";
+import { assertConversationInSlices } from "../messages/conversation-check";
 import { stageReport, unchangedReport } from "./stage-report";
 
 /** The `strategy` of offloaded results and of this stage's reports. */
@@ -175,14 +175,14 @@ export class ToolResultOffloadCompactor implements Compactor {
     if (tokensBefore <= targetTokens) return unchangedReport(STRATEGY, messages, tokensBefore);
 
     const recent = newestStepResults(messages, this.minKeepSteps);
-    const pinned = await pinnedMessagesInSlices(messages, this.protect, signal);
+    const protectedAt = await protectedMessagesInSlices(messages, this.protect, signal);
     const namespace = [...this.namespace];
     const output = [...messages];
     const rewritten: RewrittenMessage[] = [];
     let tokens = tokensBefore;
     for (let index = 0; index < messages.length && tokens > targetTokens; index += 1) {
       if ((index & 63) === 63 && sliceUsedUp()) await nextSlice(signal);
-      if (!isTool(messages[index]!) || recent.has(index) || pinned?.[index]) continue;
+      if (!isTool(messages[index]!) || recent.has(index) || protectedAt?.[index]) continue;
       const message = messages[index] as ToolMessage;
       if (message.status === "error" || compactionMetadataOf(message) !== undefined) continue;
       const originalTokens = counts.of(index);

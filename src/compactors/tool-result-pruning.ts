@@ -14,10 +14,10 @@ import { nextSlice, sliceUsedUp } from "../time-slices";
 import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor } from "./compactor";
 import { countOne } from "./count-one";
-import { assertProtect, pinnedMessagesInSlices } from "./protection";
+import { assertProtect, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
-import { assertConversationInSlices } from "./sliding-window";
+import { assertConversationInSlices } from "../messages/conversation-check";
 import { stageReport, unchangedReport } from "./stage-report";
 
 /** The `strategy` of pruned results and of this stage's reports. */
@@ -179,7 +179,7 @@ export class ToolResultPruningCompactor implements Compactor {
     const candidates = this.candidatesOf(messages);
     if (candidates.length === 0) return unchangedReport(STRATEGY, messages, tokensBefore);
 
-    const pinned = await pinnedMessagesInSlices(messages, this.protect, signal);
+    const protectedAt = await protectedMessagesInSlices(messages, this.protect, signal);
     const prune = this.pruner(messages, counts, counter);
     const output = [...messages];
     const rewritten: RewrittenMessage[] = [];
@@ -187,7 +187,7 @@ export class ToolResultPruningCompactor implements Compactor {
     for (const index of candidates) {
       throwIfAborted(signal);
       if (sliceUsedUp()) await nextSlice(signal);
-      if (pinned?.[index]) continue;
+      if (protectedAt?.[index]) continue;
       const decided = prune(index);
       const pruned = decided === null || "replacement" in decided ? decided : await decided;
       if (pruned === null) continue;

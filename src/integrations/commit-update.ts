@@ -2,7 +2,7 @@ import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, Remov
 import type { BaseMessage } from "@langchain/core/messages";
 import type { CompactionReport } from "../compactors/report";
 import { describeValue } from "../errors";
-import { isCompactionNote } from "../messages/note";
+import { isOmissionNote } from "../messages/omission-note";
 
 /** `message` under another id, as a new message of the same kind (the original is not touched). */
 function withId(message: BaseMessage, id: string): BaseMessage {
@@ -111,7 +111,7 @@ export function commitPlan(input: readonly BaseMessage[], report: CompactionRepo
       const candidate = removed[cursor];
       if (candidate === undefined || candidate >= next) {
         // No removed message stands here: a note anywhere else could split an exchange, so it is left out.
-        if (isCompactionNote(message)) {
+        if (isOmissionNote(message)) {
           writtenAs.set(message, null);
           continue;
         }

@@ -4,7 +4,7 @@ import { carriedOverhead, CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, RequestOverhead } from "../compactors/compaction-hook";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictionCallback } from "../compactors/evictions";
-import { assertConversation } from "../compactors/sliding-window";
+import { assertConversation } from "../messages/conversation-check";
 import { describeValue } from "../errors";
 import { commitPlan } from "./commit-update";
 import { advanceCompactionView, viewOfShown } from "./view-window";

@@ -1,6 +1,6 @@
 import { mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { assertConversation } from "../compactors/sliding-window";
+import { assertConversation } from "../messages/conversation-check";
 import { mapInSlices } from "../time-slices";
 
 /**

@@ -2,9 +2,9 @@ import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { CompactionHook, RequestOverhead } from "../compactors/compaction-hook";
 import type { CompactOptions } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
-import { assertConversation } from "../compactors/sliding-window";
+import { assertConversation } from "../messages/conversation-check";
 import { assertMessage, describeValue } from "../errors";
-import { leadingSystemEnd } from "../messages/turns";
+import { leadingSystemEnd } from "../messages/instructions";
 
 /** A message a compaction added to the view (a note, a summary), and where it stands. */
 export interface ViewAddition {
@@ -104,7 +104,7 @@ function additionsOf(view: CompactionView): ViewAddition[] {
 /**
  * The conversation the model sees under `view`: hidden messages left out,
  * rewritten ones replaced by their stand-ins, added ones put back where they
- * stood. An addition whose anchor left the history goes right after the
+ * stood. An addition whose place (the message it follows) left the history goes right after the
  * leading system messages.
  *
  * `messages` must be an array of `BaseMessage`, and `view` `null`,
@@ -131,9 +131,9 @@ export function applyCompactionView(messages: readonly BaseMessage[], view: Comp
   const after = new Map<string | null, BaseMessage[]>();
   const present = new Set(visible.map((message) => message.id));
   for (const { message, afterId } of additions) {
-    const anchor = afterId !== null && present.has(afterId) ? afterId : null;
-    const list = after.get(anchor);
-    if (list === undefined) after.set(anchor, [message]);
+    const place = afterId !== null && present.has(afterId) ? afterId : null;
+    const list = after.get(place);
+    if (list === undefined) after.set(place, [message]);
     else list.push(message);
   }
   const start = leadingSystemEnd(visible);

@@ -1,9 +1,38 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { isSummaryMessage } from "./compaction-metadata";
 import { exchangesOf } from "./exchanges";
-import type { ConversationLayout, MessageGroup } from "./layout";
-import { compactionNoteMetadata } from "./note";
+import { omissionNoteMetadata } from "./omission-note";
 import { roleOf } from "./roles";
+
+/** A unit that is kept or removed whole. */
+export interface MessageGroup {
+  /** `"turn"`: history before the task; `"step"`: the task's own work. */
+  kind: "turn" | "step";
+  /** Indices into the conversation, ascending. */
+  members: number[];
+  /** Position used to order groups from oldest to newest: the index of its (newest) head message. */
+  order: number;
+}
+
+/**
+ * How a conversation divides into protected messages, history turns, task
+ * steps and the rest. Treat it as read-only: its arrays and groups may be
+ * shared with layouts of longer lists of the same conversation.
+ */
+export interface ConversationLayout {
+  /** Messages `[0, systemEnd)` are the leading system messages: protected. */
+  systemEnd: number;
+  /** Index of the current task (latest real human message): protected. -1 when there is none. */
+  task: number;
+  /** History turns, oldest first. */
+  turns: MessageGroup[];
+  /** Steps of the current task, oldest first. */
+  steps: MessageGroup[];
+  /** Earlier omission notes: always removed, and folded into the new note. */
+  notes: number[];
+  /** Messages in no group (before the first turn, or results answering nothing after the task): removed whenever compacting. */
+  loose: number[];
+}
 
 /**
  * The grouping rules: how a conversation divides into what a compaction
@@ -107,7 +136,7 @@ export function groupConversation(messages: readonly BaseMessage[]): Conversatio
   });
   return {
     systemEnd,
-    anchor: task,
+    task,
     turns: ordered.filter((group) => group.kind === "turn").map(asGroup),
     steps: ordered.filter((group) => group.kind === "step").map(asGroup),
     notes,
@@ -124,6 +153,6 @@ type MessageKind = "system" | "user" | "note" | "summary" | "ai" | "tool" | "oth
 function kindOf(message: BaseMessage): MessageKind {
   const role = roleOf(message);
   if (role === "system" || role === "ai" || role === "tool" || role === "other") return role;
-  if (compactionNoteMetadata(message) !== undefined) return "note";
+  if (omissionNoteMetadata(message) !== undefined) return "note";
   return isSummaryMessage(message) ? "summary" : "user";
 }

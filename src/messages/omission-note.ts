@@ -6,8 +6,8 @@ import { isHuman } from "./roles";
 export const DEFAULT_OMISSION_NOTE =
   "[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]";
 
-/** Metadata carried by every compaction note, under `response_metadata.compaction`. */
-export interface CompactionNoteMetadata {
+/** Metadata carried by every omission note, under `response_metadata.compaction`. */
+export interface OmissionNoteMetadata {
   strategy: "sliding_window";
   /** Messages removed from the conversation so far, including those folded in from earlier notes. */
   removed_messages: number;
@@ -29,7 +29,7 @@ function storedCount(value: unknown): number {
   return 0;
 }
 
-function metadataOf(message: BaseMessage): CompactionNoteMetadata | undefined {
+function metadataOf(message: BaseMessage): OmissionNoteMetadata | undefined {
   const meta = (message.response_metadata as Record<string, unknown> | undefined)?.[METADATA_KEY];
   if (typeof meta !== "object" || meta === null) return undefined;
   const candidate = meta as Record<string, unknown>;
@@ -46,15 +46,15 @@ function metadataOf(message: BaseMessage): CompactionNoteMetadata | undefined {
  * the note's metadata, never by its text: a user who types "[3 earlier
  * messages were removed ...]" is still the user.
  */
-export function isCompactionNote(message: unknown): message is HumanMessage {
+export function isOmissionNote(message: unknown): message is HumanMessage {
   return BaseMessage.isInstance(message) && isHuman(message) && metadataOf(message) !== undefined;
 }
 
 /**
- * The metadata of a compaction note, or `undefined` for any other message.
+ * The metadata of a omission note, or `undefined` for any other message.
  * Counts are read defensively (see `storedCount`): a fresh object, never the message's own.
  */
-export function compactionNoteMetadata(message: BaseMessage): CompactionNoteMetadata | undefined {
+export function omissionNoteMetadata(message: BaseMessage): OmissionNoteMetadata | undefined {
   return isHuman(message) ? metadataOf(message) : undefined;
 }
 
@@ -64,8 +64,8 @@ export function renderOmissionNote(template: string, numRemoved: number): string
 }
 
 /** Builds the note that stands in for the removed messages. */
-export function createCompactionNote(template: string, removed: number, kept: number): HumanMessage {
-  const compaction: CompactionNoteMetadata = {
+export function createOmissionNote(template: string, removed: number, kept: number): HumanMessage {
+  const compaction: OmissionNoteMetadata = {
     strategy: "sliding_window",
     removed_messages: removed,
     kept_messages: kept,
