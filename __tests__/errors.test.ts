@@ -22,7 +22,7 @@ import {
   TokenCounterError,
 } from "../src";
 import type { CompactionHookOptions, CompactionView, SlidingWindowCompactorOptions, TiktokenEncodingName, TokenCounter, TokenCounterLike } from "../src";
-import { comparableForm } from "../src/integrations/message-rewrite";
+import { comparableForm } from "../src/integrations/store-rewrite";
 import { viewOfShown } from "../src/integrations/view-window";
 import { snapshotMessages } from "./support/conversations";
 import { REDIS_URL, requireServer } from "./support/servers";

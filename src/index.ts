@@ -10,7 +10,7 @@ export type { CompactionReport, RewrittenMessage, StageReport, StandsFor } from 
 export { evictionsOf } from "./compactors/evictions";
 export type { EvictedMessage, EvictionCallback, EvictionFate } from "./compactors/evictions";
 export { isCompactor } from "./compactors/compactor";
-export type { Compactor, CompactOptions } from "./compactors/compactor";
+export type { Compactor, CompactOptions, RequestOverhead, ToolLike } from "./compactors/compactor";
 export type { ProtectPredicate } from "./compactors/protection";
 export { ToolResultPruningCompactor, DEFAULT_PRUNING_PLACEHOLDER } from "./compactors/tool-result-pruning";
 export type { ToolResultPruningCompactorOptions } from "./compactors/tool-result-pruning";
@@ -62,13 +62,7 @@ export type { TokenCounter, TokenCountingModel, TokenCounterLike } from "./count
 export { TokenCounterError } from "./errors";
 
 export { CompactionHook } from "./compactors/compaction-hook";
-export type {
-  CompactionHookOptions,
-  CompactionHookReport,
-  DeclinedCompaction,
-  RequestOverhead,
-  ToolLike,
-} from "./compactors/compaction-hook";
+export type { CompactionHookOptions, CompactionHookReport, DeclinedCompaction } from "./compactors/compaction-hook";
 
 export { compactMessages, COMPACT_MESSAGES_RUN_NAME } from "./integrations/runnable";
 export type { CompactMessagesInput, CompactMessagesOptions } from "./integrations/runnable";
@@ -87,7 +81,7 @@ export type { CompactionView, ViewAddition } from "./integrations/view-window";
 
 export { CompactingChatMessageHistory, SINGLE_WRITER_CLEAR_AND_ADD } from "./integrations/history";
 export type { CompactingChatMessageHistoryOptions, WrappableChatMessageHistory } from "./integrations/history";
-export type { MessageRewrite, MessageRewriteOptions } from "./integrations/message-rewrite";
+export type { StoreRewrite, StoreRewriteOptions } from "./integrations/store-rewrite";
 export { inMemoryRewrite } from "./integrations/in-memory-rewrite";
 export type { InMemoryHistoryLike } from "./integrations/in-memory-rewrite";
 export { redisListRewrite } from "./integrations/redis-rewrite";

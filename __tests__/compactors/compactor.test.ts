@@ -11,7 +11,7 @@ import { TokenCountCache } from "../../src";
 import { assertCompactOptions, throwIfAborted } from "../../src/compactors/abort";
 import { countOne } from "../../src/compactors/count-one";
 import { resolveTokenCounter } from "../../src/counting/message-counts";
-import { resolveCompactor } from "../../src/compactors/compaction-hook";
+import { resolveCompactor } from "../../src/compactors/resolve-compactor";
 import { stageReport, unchangedReport } from "../../src/compactors/stage-report";
 import { answer, human, system } from "../support/stages";
 

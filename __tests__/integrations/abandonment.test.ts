@@ -16,7 +16,7 @@ import { RedisChatMessageHistory } from "@langchain/redis";
 import { Pool } from "pg";
 import { createClient } from "redis";
 import { approximateTokenCounter, CompactingChatMessageHistory } from "../../src";
-import { comparableForm } from "../../src/integrations/message-rewrite";
+import { comparableForm } from "../../src/integrations/store-rewrite";
 import { recognisedRewrite } from "../../src/integrations/recognised-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 

@@ -9,7 +9,7 @@ import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages
 import type { BaseMessage } from "@langchain/core/messages";
 import { CompactingChatMessageHistory, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import type { CompactionReport, CompactOptions, Compactor, TokenCounterLike } from "../../src";
-import { comparableForm } from "../../src/integrations/message-rewrite";
+import { comparableForm } from "../../src/integrations/store-rewrite";
 
 const TARGET = 300;
 const keys = (messages: readonly BaseMessage[]) => comparableForm(messages);
@@ -116,7 +116,7 @@ describe("the options of CompactingChatMessageHistory", () => {
     expect(make({ onEvict: "archive" })).toThrow(TypeError);
     expect(make({ onEvict: "archive" })).toThrow('`onEvict` must be a function, got "archive"');
     expect(make({ mode: "commit", rewrite: 5 })).toThrow(TypeError);
-    expect(make({ mode: "commit", rewrite: 5 })).toThrow('`rewrite` must be a MessageRewrite function or "single-writer-clear-and-add", got 5');
+    expect(make({ mode: "commit", rewrite: 5 })).toThrow('`rewrite` must be a StoreRewrite function or "single-writer-clear-and-add", got 5');
   });
 
   const TIMER_LIMIT = "a positive number of milliseconds of at most 2147483647 (the longest timer Node keeps)";
@@ -186,7 +186,7 @@ describe("the options of CompactingChatMessageHistory", () => {
     expect(build).toThrow(
       "(InMemoryChatMessageHistory (@langchain/core), RedisChatMessageHistory (@langchain/redis), PostgresChatMessageHistory (@langchain/community))",
     );
-    expect(build).toThrow('pass `rewrite` (a MessageRewrite for this store), or, only if this instance is the session\'s single writer, `rewrite: "single-writer-clear-and-add"`');
+    expect(build).toThrow('pass `rewrite` (a StoreRewrite for this store), or, only if this instance is the session\'s single writer, `rewrite: "single-writer-clear-and-add"`');
   });
 
   test("the wrapper serializes under its own namespace, not as one of the stores it recognises", () => {

@@ -22,7 +22,7 @@ import {
   SummarizationCompactor,
 } from "../../src";
 import type { RedisRewriteClient } from "../../src";
-import { comparableForm } from "../../src/integrations/message-rewrite";
+import { comparableForm } from "../../src/integrations/store-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 import { ScriptedAgentModel } from "../support/scripted-model-agent";
 import { ScriptedSummaryModel } from "../support/summary-model";

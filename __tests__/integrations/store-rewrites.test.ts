@@ -13,7 +13,7 @@ import { Pool } from "pg";
 import { createClient } from "redis";
 import { CompactingChatMessageHistory, inMemoryRewrite, postgresRewrite, redisListRewrite } from "../../src";
 import type { PostgresPoolClient } from "../../src";
-import { comparableForm, startsWith, storedForm } from "../../src/integrations/message-rewrite";
+import { comparableForm, startsWith, storedForm } from "../../src/integrations/store-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 
 const keys = (messages: readonly BaseMessage[]) => comparableForm(messages);

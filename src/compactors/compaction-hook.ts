@@ -7,17 +7,12 @@ import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertTools, describeValue, reasonOf } from "../errors";
+import { assertConversationInSlices } from "../messages/conversation-check";
 import { isAI } from "../messages/roles";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
-import { isCompactor } from "./compactor";
-import type { CompactOptions, Compactor } from "./compactor";
-import { CompactionPipeline } from "./pipeline";
+import type { CompactOptions, Compactor, RequestOverhead } from "./compactor";
 import type { CompactionReport } from "./report";
-import { SlidingWindowCompactor } from "./sliding-window";
-import { assertConversationInSlices } from "../messages/conversation-check";
-
-/** A tool as a model is bound to it: a LangChain tool, or an already converted definition. */
-export type ToolLike = StructuredToolInterface | Record<string, unknown>;
+import { resolveCompactor } from "./resolve-compactor";
 
 /** Options of {@link CompactionHook}. */
 export interface CompactionHookOptions {
@@ -65,29 +60,6 @@ export interface CompactionHookReport extends CompactionReport {
 }
 
 /**
- * The compactor an integration's `compactor` option names: the default
- * sliding window, an array as a pipeline, or any object with the
- * {@link Compactor} methods (recognised by its methods, never `instanceof`).
- */
-export function resolveCompactor(value: unknown, optionName = "compactor"): Compactor {
-  if (value === undefined) return new SlidingWindowCompactor();
-  if (Array.isArray(value)) {
-    value.forEach((stage, index) => {
-      if (!isCompactor(stage)) {
-        throw new TypeError(`\`${optionName}[${index}]\` must be a compactor (an object with compact and compactWithReport), got ${describeValue(stage)}`);
-      }
-    });
-    return new CompactionPipeline(value as Compactor[]);
-  }
-  if (!isCompactor(value)) {
-    throw new TypeError(
-      `\`${optionName}\` must be a compactor (an object with compact and compactWithReport) or an array of them, got ${describeValue(value)}`,
-    );
-  }
-  return value;
-}
-
-/**
  * Where a compactor keeps its counts, for the hook to count through too: its
  * own `cache` when it has one (`null`: it counts afresh, and so does the
  * hook), else the shared cache. Read by its methods, as the cache class may
@@ -100,16 +72,6 @@ function cacheOf(compactor: Compactor): TokenCountCache | null {
     return cache as TokenCountCache;
   }
   return sharedTokenCountCache;
-}
-
-/** What a request carries besides its message list. */
-export interface RequestOverhead {
-  /** Tools bound to the model: their schemas are sent with every request. */
-  tools?: readonly ToolLike[];
-  /** A system prompt held outside the message list (as `createAgent` does). */
-  systemMessage?: BaseMessage | string | null;
-  /** Any further fixed cost (provider template, reply priming), in tokens. Default `0`. */
-  extraTokens?: number;
 }
 
 /** What a request carries besides its messages, as the hook counts it: the messages it amounts to, and the extra tokens. */

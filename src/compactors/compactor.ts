@@ -7,12 +7,14 @@ import type { CompactionReport } from "./report";
 /** A tool as a model is bound to it: a LangChain tool, or an already converted definition. */
 export type ToolLike = StructuredToolInterface | Record<string, unknown>;
 
-/** What a model request carries besides its message list, as the model was sent it. */
-export interface ModelRequestContext {
-  /** A system prompt held outside the message list (as `createAgent` holds it). */
-  systemMessage?: BaseMessage | null;
-  /** The tools bound to the model. */
+/** What a request carries besides its message list. */
+export interface RequestOverhead {
+  /** Tools bound to the model: their schemas are sent with every request. */
   tools?: readonly ToolLike[];
+  /** A system prompt held outside the message list (as `createAgent` holds it). */
+  systemMessage?: BaseMessage | string | null;
+  /** Any further fixed cost (provider template, reply priming), in tokens. Default `0`. */
+  extraTokens?: number;
 }
 
 /** Per-call options every compactor accepts. */
@@ -30,7 +32,7 @@ export interface CompactOptions {
    * "conversation"`) sends these too, so the provider's prompt cache serves
    * that prefix.
    */
-  request?: ModelRequestContext;
+  request?: RequestOverhead;
   /**
    * What the agent or the user asked this compaction to keep (the compaction
    * tool's argument): a summary stage hands it to its model; other stages
@@ -48,11 +50,11 @@ export function assertRequestOptions(options: CompactOptions | undefined): void 
   }
   if (request === undefined) return;
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
-    throw new TypeError(`\`request\` must be an object ({ systemMessage, tools }), got ${describeValue(request)}`);
+    throw new TypeError(`\`request\` must be an object ({ tools, systemMessage, extraTokens }), got ${describeValue(request)}`);
   }
   const { systemMessage, tools } = request;
-  if (systemMessage !== undefined && systemMessage !== null && !BaseMessage.isInstance(systemMessage)) {
-    throw new TypeError(`\`request.systemMessage\` must be a message or null, got ${describeValue(systemMessage)}`);
+  if (systemMessage !== undefined && systemMessage !== null && typeof systemMessage !== "string" && !BaseMessage.isInstance(systemMessage)) {
+    throw new TypeError(`\`request.systemMessage\` must be a message, a string or null, got ${describeValue(systemMessage)}`);
   }
   if (tools !== undefined) assertTools(tools, "request.tools");
 }

@@ -15,7 +15,7 @@ import { withOutputLimit } from "./bounded-model";
 import { CircuitBreaker } from "./circuit-breaker";
 import { withRetries } from "./transient-errors";
 import { assertRequestOptions } from "./compactor";
-import type { CompactOptions, Compactor, ModelRequestContext, ToolLike } from "./compactor";
+import type { CompactOptions, Compactor, RequestOverhead, ToolLike } from "./compactor";
 import { countOne } from "./count-one";
 import { assertProtect, protectedMessages } from "./protection";
 import type { ProtectPredicate } from "./protection";
@@ -550,7 +550,7 @@ export class SummarizationCompactor implements Compactor {
    * message asking for a summary of the stretch, named by where it begins
    * and ends; `null` when the stretch is not one unbroken run.
    */
-  private conversationPrompt(working: Working, plan: SummaryPlan, request: ModelRequestContext | undefined, rules: string): BaseMessage[] | null {
+  private conversationPrompt(working: Working, plan: SummaryPlan, request: RequestOverhead | undefined, rules: string): BaseMessage[] | null {
     const { indices } = plan;
     const first = indices[0]!;
     const last = indices[indices.length - 1]!;
@@ -563,7 +563,8 @@ export class SummarizationCompactor implements Compactor {
         `and everything after them stays as it is. Do not call any tool; answer with the summary only.\n\n${this.instruction}\n\n${rules}`,
     );
     const systemMessage = request?.systemMessage;
-    return [...(systemMessage ? [systemMessage] : []), ...messages, ask];
+    const instructions = typeof systemMessage === "string" ? (systemMessage === "" ? [] : [new SystemMessage(systemMessage)]) : systemMessage ? [systemMessage] : [];
+    return [...instructions, ...messages, ask];
   }
 
   /** One summary call, retried after transient errors, and its text; throws when it answered no text. */

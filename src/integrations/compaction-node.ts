@@ -1,7 +1,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { raceAbort } from "../compactors/abort";
 import { carriedOverhead, CompactionHook } from "../compactors/compaction-hook";
-import type { CompactionHookOptions, RequestOverhead } from "../compactors/compaction-hook";
+import type { CompactionHookOptions } from "../compactors/compaction-hook";
+import type { RequestOverhead } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictionCallback } from "../compactors/evictions";
 import { assertConversation } from "../messages/conversation-check";

@@ -3,7 +3,8 @@ import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "../compactors/abort";
-import { CompactionHook, resolveCompactor } from "../compactors/compaction-hook";
+import { CompactionHook } from "../compactors/compaction-hook";
+import { resolveCompactor } from "../compactors/resolve-compactor";
 import type { Compactor } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictedMessage, EvictionCallback } from "../compactors/evictions";
@@ -11,13 +12,13 @@ import type { CompactionReport } from "../compactors/report";
 import { resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertMessage, assertTimerDelay, assertTokenBudget, describeValue } from "../errors";
-import { comparableFormInSlices, startsWith } from "./message-rewrite";
-import type { MessageRewrite } from "./message-rewrite";
+import { comparableFormInSlices, startsWith } from "./store-rewrite";
+import type { StoreRewrite } from "./store-rewrite";
 import { RECOGNISED_STORES, recognisedRewrite } from "./recognised-rewrite";
 import { SerialLane } from "./serial-lane";
 
-export type { MessageRewrite } from "./message-rewrite";
-export { storedForm } from "./message-rewrite";
+export type { StoreRewrite } from "./store-rewrite";
+export { storedForm } from "./store-rewrite";
 
 /**
  * The limits of one compaction (`compactionTimeoutMs` and the wrapper's
@@ -105,11 +106,11 @@ export interface CompactingChatMessageHistoryOptions {
    * recognised store (`InMemoryChatMessageHistory`, `RedisChatMessageHistory`
    * from `@langchain/redis`, `PostgresChatMessageHistory` from
    * `@langchain/community`), picked by itself. For any other store give a
-   * {@link MessageRewrite}, or `"single-writer-clear-and-add"` if this
+   * {@link StoreRewrite}, or `"single-writer-clear-and-add"` if this
    * instance is the session's only writer; without either, commit mode is a
    * `TypeError`.
    */
-  rewrite?: MessageRewrite | typeof SINGLE_WRITER_CLEAR_AND_ADD;
+  rewrite?: StoreRewrite | typeof SINGLE_WRITER_CLEAR_AND_ADD;
   /**
    * A compaction that takes longer is abandoned: `getMessages()` rejects,
    * nothing is written, and the compactor's own `signal` aborts, so its work
@@ -138,7 +139,7 @@ export interface CompactingChatMessageHistoryOptions {
  *   view.
  * - `"commit"` rewrites the store to the compacted list: (1) read; (2)
  *   compact; (3) `onEvict(evicted)` is awaited, and if it throws or rejects
- *   the store is untouched; (4) one atomic {@link MessageRewrite} replaces the
+ *   the store is untouched; (4) one atomic {@link StoreRewrite} replaces the
  *   messages read in (1) by the compacted list if they are still the oldest
  *   ones. Messages appended meanwhile (by anyone) stay behind it; if another
  *   compactor or a `clear()` changed them, it refuses and nothing is written;
@@ -164,7 +165,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   readonly mode: "view" | "commit";
   private readonly onEvict: EvictionCallback | undefined;
   /** The atomic rewrite, or `null` in single-writer mode (and in view mode, where nothing is written). */
-  private readonly rewrite: MessageRewrite | null;
+  private readonly rewrite: StoreRewrite | null;
   private readonly compactWith: (messages: BaseMessage[], signal: AbortSignal | undefined) => Promise<CompactionReport | null>;
   private readonly compactionTimeoutMs: number | undefined;
   private readonly signal: AbortSignal | undefined;
@@ -185,7 +186,7 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     if (mode !== "view" && mode !== "commit") throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
     assertEvictionCallback(onEvict, mode);
     if (rewrite !== undefined && typeof rewrite !== "function" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
-      throw new TypeError(`\`rewrite\` must be a MessageRewrite function or "${SINGLE_WRITER_CLEAR_AND_ADD}", got ${describeValue(rewrite)}`);
+      throw new TypeError(`\`rewrite\` must be a StoreRewrite function or "${SINGLE_WRITER_CLEAR_AND_ADD}", got ${describeValue(rewrite)}`);
     }
     // Above 2^31 - 1 ms Node fires the timer after 1 ms, and every read would be abandoned at once.
     if (compactionTimeoutMs !== undefined) assertTimerDelay("compactionTimeoutMs", compactionTimeoutMs);
@@ -208,13 +209,13 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, minGainTokens, tokenCounter, compactor });
       this.compactWith = (messages, signal) => hook.run(messages, {}, signal === undefined ? {} : { signal });
     }
-    let atomic: MessageRewrite | null = null;
+    let atomic: StoreRewrite | null = null;
     if (mode === "commit" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
       atomic = rewrite ?? recognisedRewrite(history);
       if (atomic === null) {
         throw new TypeError(
           `commit mode needs an atomic rewrite, and \`history\` (${describeValue(history)}) is none of the recognised stores ` +
-            `(${RECOGNISED_STORES.join(", ")}): pass \`rewrite\` (a MessageRewrite for this store), or, only if this instance is ` +
+            `(${RECOGNISED_STORES.join(", ")}): pass \`rewrite\` (a StoreRewrite for this store), or, only if this instance is ` +
             `the session's single writer, \`rewrite: "${SINGLE_WRITER_CLEAR_AND_ADD}"\``,
         );
       }

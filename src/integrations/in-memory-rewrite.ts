@@ -2,8 +2,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
 import { throwIfAborted } from "../compactors/abort";
 import { nextSlice, sliceUsedUp } from "../time-slices";
-import { assertRewriteLists, comparableOne, namespaceOf } from "./message-rewrite";
-import type { MessageRewrite } from "./message-rewrite";
+import { assertRewriteLists, comparableOne, namespaceOf } from "./store-rewrite";
+import type { StoreRewrite } from "./store-rewrite";
 
 /** Where `InMemoryChatMessageHistory` keeps a session: its `messages` array. */
 export interface InMemoryHistoryLike {
@@ -16,13 +16,13 @@ export function isInMemoryHistory(history: unknown): history is InMemoryHistoryL
 }
 
 /**
- * An atomic {@link MessageRewrite} for `InMemoryChatMessageHistory`. JavaScript
+ * An atomic {@link StoreRewrite} for `InMemoryChatMessageHistory`. JavaScript
  * runs one thing at a time, and the compare and the swap of the store's list
  * happen with no `await` between them, so no append, clear or other rewrite
  * can interleave: appends made before it stay behind the new list, and a
  * competing rewrite that landed first makes it refuse.
  */
-export function inMemoryRewrite(history: InMemoryHistoryLike): MessageRewrite {
+export function inMemoryRewrite(history: InMemoryHistoryLike): StoreRewrite {
   if (typeof history !== "object" || history === null || !Array.isArray(history.messages)) {
     throw new TypeError(`\`history\` must be an InMemoryChatMessageHistory (an object with a \`messages\` array), got ${describeValue(history)}`);
   }

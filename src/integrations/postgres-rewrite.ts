@@ -2,8 +2,8 @@ import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages } from
 import type { StoredMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
 import { mapInSlices, nextSlice, sliceUsedUp } from "../time-slices";
-import { assertRewriteLists, comparableForm, comparableFormInSlices, namespaceOf } from "./message-rewrite";
-import type { MessageRewrite } from "./message-rewrite";
+import { assertRewriteLists, comparableForm, comparableFormInSlices, namespaceOf } from "./store-rewrite";
+import type { StoreRewrite } from "./store-rewrite";
 
 /** A result row set: the part of `pg`'s `QueryResult` this helper reads. */
 export interface PostgresQueryResult {
@@ -91,7 +91,7 @@ async function rowsAre(rows: readonly MessageRow[], want: readonly string[], sig
 }
 
 /**
- * An atomic {@link MessageRewrite} for `PostgresChatMessageHistory` (its own
+ * An atomic {@link StoreRewrite} for `PostgresChatMessageHistory` (its own
  * table: `id SERIAL`, `session_id`, `message JSONB`, read `ORDER BY id`). One
  * transaction locks the session's rows (`SELECT ... FOR UPDATE`), checks that
  * the oldest are still the expected messages, deletes them and inserts the
@@ -115,7 +115,7 @@ async function rowsAre(rows: readonly MessageRow[], want: readonly string[], sig
  * the rows after the replaced ones are moved behind it under new ids, in
  * their order; a row appended during that rewrite may then sort before them.
  */
-export function postgresRewrite(history: PostgresHistoryLike): MessageRewrite {
+export function postgresRewrite(history: PostgresHistoryLike): StoreRewrite {
   if (typeof history !== "object" || history === null || typeof history.pool?.connect !== "function") {
     throw new TypeError(`\`history\` must be a PostgresChatMessageHistory (with a \`pg\` pool), got ${describeValue(history)}`);
   }

@@ -1,5 +1,5 @@
 import { inMemoryRewrite, isInMemoryHistory } from "./in-memory-rewrite";
-import type { MessageRewrite } from "./message-rewrite";
+import type { StoreRewrite } from "./store-rewrite";
 import { isPostgresHistory, postgresRewrite } from "./postgres-rewrite";
 import { isRedisListHistory, redisListRewrite } from "./redis-rewrite";
 
@@ -16,7 +16,7 @@ export const RECOGNISED_STORES = [
  * `instanceof` (the user's copy of a package may not be ours). A subclass
  * that keeps its messages elsewhere than its parent must pass its own rewrite.
  */
-export function recognisedRewrite(history: unknown): MessageRewrite | null {
+export function recognisedRewrite(history: unknown): StoreRewrite | null {
   if (isInMemoryHistory(history)) return inMemoryRewrite(history);
   if (isRedisListHistory(history)) return redisListRewrite(history);
   if (isPostgresHistory(history)) return postgresRewrite(history);

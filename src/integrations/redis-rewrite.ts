@@ -3,8 +3,8 @@ import type { StoredMessage } from "@langchain/core/messages";
 import { assertWholeNumber, describeValue } from "../errors";
 import { throwIfAborted } from "../compactors/abort";
 import { mapInSlices } from "../time-slices";
-import { assertRewriteLists, namespaceOf, storedForm, storedFormInSlices } from "./message-rewrite";
-import type { MessageRewrite } from "./message-rewrite";
+import { assertRewriteLists, namespaceOf, storedForm, storedFormInSlices } from "./store-rewrite";
+import type { StoreRewrite } from "./store-rewrite";
 
 /** The part of a node-redis v4 client this helper uses. */
 export interface RedisRewriteClient {
@@ -69,7 +69,7 @@ function isOpen(client: RedisRewriteClient): boolean {
 }
 
 /**
- * An atomic {@link MessageRewrite} for `RedisChatMessageHistory`: one Lua
+ * An atomic {@link StoreRewrite} for `RedisChatMessageHistory`: one Lua
  * script replaces the session's oldest messages, if they are still the
  * expected ones, by the compacted list, and keeps every message appended
  * since after it. Parallel writers never lose an append, a competing rewrite
@@ -90,7 +90,7 @@ function isOpen(client: RedisRewriteClient): boolean {
  * const history = new CompactingChatMessageHistory({ history: store, targetTokens: 4_000, mode: "commit", rewrite });
  * ```
  */
-export function redisListRewrite(session: RedisListHistoryLike): MessageRewrite {
+export function redisListRewrite(session: RedisListHistoryLike): StoreRewrite {
   if (typeof session !== "object" || session === null || typeof session.client?.eval !== "function" || typeof session.client.lRange !== "function") {
     throw new TypeError(`\`client\` must be a node-redis v4 client, got ${describeValue(session?.client)}`);
   }

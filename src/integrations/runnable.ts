@@ -3,7 +3,7 @@ import type { BasePromptValueInterface } from "@langchain/core/prompt_values";
 import { RunnableLambda } from "@langchain/core/runnables";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "../compactors/abort";
-import { resolveCompactor } from "../compactors/compaction-hook";
+import { resolveCompactor } from "../compactors/resolve-compactor";
 import type { CompactOptions, Compactor } from "../compactors/compactor";
 import { SlidingWindowCompactor } from "../compactors/sliding-window";
 import { assertConversation } from "../messages/conversation-check";

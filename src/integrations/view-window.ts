@@ -1,5 +1,6 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
-import type { CompactionHook, RequestOverhead } from "../compactors/compaction-hook";
+import type { CompactionHook } from "../compactors/compaction-hook";
+import type { RequestOverhead } from "../compactors/compactor";
 import type { CompactOptions } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
 import { assertConversation } from "../messages/conversation-check";

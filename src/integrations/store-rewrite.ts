@@ -16,10 +16,10 @@ import { mapInSlices } from "../time-slices";
  * once sent, is one atomic step, and completes. The built-in rewrites check
  * the signal right before it (and PostgreSQL's again before `COMMIT`).
  */
-export type MessageRewrite = (expected: readonly BaseMessage[], next: readonly BaseMessage[], options?: MessageRewriteOptions) => Promise<boolean>;
+export type StoreRewrite = (expected: readonly BaseMessage[], next: readonly BaseMessage[], options?: StoreRewriteOptions) => Promise<boolean>;
 
-/** What a {@link MessageRewrite} is given besides the lists. */
-export interface MessageRewriteOptions {
+/** What a {@link StoreRewrite} is given besides the lists. */
+export interface StoreRewriteOptions {
   /** Aborts when the compaction is abandoned: nothing may be written after that. */
   signal?: AbortSignal;
 }
