@@ -420,7 +420,7 @@ const BENCHMARKS_NOTES = `## How to read this
   (the warm-up conversation is small, and the first run at this size took 1.3 to 1.5× the others); the first timed
   run is still the slowest (139.5 ms in that run), which the median absorbs.
 - **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
-  (\`src/compactors/pruned-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
+  (\`src/compactors/rewrites-then-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
   exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
   nothing older. It returns the same list as the two stages one after the other (tested on messy histories), counting a
   few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results

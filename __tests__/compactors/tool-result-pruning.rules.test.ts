@@ -1,7 +1,7 @@
 /**
  * The pruning stage's boundaries and the fused pruning → window path, one
  * test each (survivors of the mutation run of
- * `src/compactors/tool-result-pruning.ts` and `pruned-window.ts`). The fused
+ * `src/compactors/tool-result-pruning.ts` and `rewrites-then-window.ts`). The fused
  * path must give what the two stages give one after the other: that is
  * checked here on the shapes where deciding only the groups the window reads
  * could go wrong (protected messages, newest steps the window keeps whatever
@@ -93,8 +93,12 @@ describe("ToolResultPruningCompactor: the replacement", () => {
 });
 
 describe("pruning → window, fused: the same as the two stages one after the other", () => {
-  /** Subclasses: the pipeline runs them stage by stage (it fuses only the classes themselves). */
-  class Pruning extends ToolResultPruningCompactor {}
+  /** A pruning stage that does not offer its rewrites lazily: the pipeline runs the stages one after the other. */
+  class Pruning extends ToolResultPruningCompactor {
+    override rewritesInPlace(): undefined {
+      return undefined;
+    }
+  }
   class Window extends SlidingWindowCompactor {}
 
   async function bothWays(

@@ -115,8 +115,12 @@ describe("evictionsOf: what each stage takes out, and what stands for it", () =>
   });
 
   test("a pipeline: a result pruned and then removed is stood for by the note; one pruned and kept by its placeholder", async () => {
-    // Subclasses: the pipeline then runs the stages one after the other (its shortcut covers the exact classes only).
-    class Pruning extends ToolResultPruningCompactor {}
+    // A pruning stage without its lazy rewrites: the pipeline then runs the stages one after the other.
+    class Pruning extends ToolResultPruningCompactor {
+      override rewritesInPlace(): undefined {
+        return undefined;
+      }
+    }
     class Window extends SlidingWindowCompactor {}
     for (const stages of [
       [new ToolResultPruningCompactor({ minKeepResults: 1, cache: null }), new SlidingWindowCompactor({ cache: null })],

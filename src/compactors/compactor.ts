@@ -2,7 +2,7 @@ import { BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTools, describeValue } from "../errors";
-import type { CompactionReport } from "./report";
+import type { CompactionReport, RewrittenMessage } from "./report";
 
 /** A tool as a model is bound to it: a LangChain tool, or an already converted definition. */
 export type ToolLike = StructuredToolInterface | Record<string, unknown>;
@@ -88,6 +88,46 @@ export interface Compactor {
     tokenCounter?: TokenCounterLike,
     options?: CompactOptions,
   ): Promise<CompactionReport>;
+  /**
+   * Optional, for a stage that only rewrites messages in place (each
+   * stand-in keeps its message's id, position and call ids, so the list
+   * divides into the same groups): its rewrites decided one message at a
+   * time, or `undefined` when this call cannot offer that. A pipeline whose
+   * next stage offers {@link compactAfterRewrites} then asks only about the
+   * messages that stage reads. Offering it promises that, whenever the list
+   * still exceeds the target after this stage, each message is left as
+   * `sizeOf` decides it (a subclass that changes `compact` must change this
+   * too, or return `undefined`).
+   */
+  rewritesInPlace?(messages: BaseMessage[], tokenCounter?: TokenCounterLike, options?: CompactOptions): InPlaceRewrites | undefined;
+  /**
+   * Optional, for a stage that reads a list's groups newest first: its
+   * compaction (`withReport`: its full report) of the list a previous stage's
+   * {@link rewritesInPlace} leaves, asking those rewrites only about the
+   * messages it reads; `undefined` when it cannot tell the result that way.
+   */
+  compactAfterRewrites?(
+    rewrites: InPlaceRewrites,
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter: TokenCounterLike | undefined,
+    options: CompactOptions | undefined,
+    withReport: boolean,
+  ): Promise<CompactionReport | undefined>;
+}
+
+/** A stage's rewrites in place, decided one message at a time (see {@link Compactor.rewritesInPlace}). */
+export interface InPlaceRewrites {
+  /** The stage's strategy, for its report. */
+  readonly strategy: string;
+  /**
+   * The tokens of message `index` as the stage leaves it, deciding it first
+   * when it may be rewritten; `undefined` when that cannot be told one
+   * message at a time (an asynchronous counter).
+   */
+  sizeOf(index: number): Promise<number | undefined>;
+  /** What the decisions made so far did: the list with them applied, the messages rewritten (in list order), and the tokens freed. */
+  decided(): { messages: BaseMessage[]; rewritten: RewrittenMessage[]; saved: number };
 }
 
 /** Whether `value` offers the {@link Compactor} methods (a duck check: no `instanceof`). */

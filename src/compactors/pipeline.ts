@@ -9,10 +9,8 @@ import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import { isCompactor } from "./compactor";
 import type { CompactOptions, Compactor } from "./compactor";
 import type { CompactionReport, RewrittenMessage, StageReport } from "./report";
-import { pruneThenSlide, pruneThenSlideReports } from "./pruned-window";
-import { SlidingWindowCompactor } from "./sliding-window";
+import { stageReport } from "./stage-report";
 import { assertConversationInSlices } from "../messages/conversation-check";
-import { ToolResultPruningCompactor } from "./tool-result-pruning";
 
 /** The `strategy` of a pipeline's own report. */
 const STRATEGY = "pipeline";
@@ -40,13 +38,16 @@ type Origin = BaseMessage | typeof ADDED;
  * Its report is relative to its own input: a message rewritten by one stage
  * and removed by a later one counts as removed, a message added by one stage
  * and removed by a later one is not in `added`; `stages` holds each stage's
- * own report, in order. One exception, for speed: a pipeline of exactly
- * `[ToolResultPruningCompactor, SlidingWindowCompactor]` on a history the
- * window cuts anyway decides only the results the window reads (those it
- * keeps and those of the group where it stops), so its pruning entry lists
- * only those (and its `messages` and `tokensAfter` are of that list, which
- * the window entry then starts from). The pipeline's own
- * fields are the same as when the stages run one after the other.
+ * own report, in order.
+ *
+ * One shortcut, for speed: a pipeline of two stages whose first offers
+ * `rewritesInPlace` (pruning) and whose second offers `compactAfterRewrites`
+ * (the sliding window) runs them together, deciding only the rewrites the
+ * second stage reads, when that gives the same list (see
+ * `rewrites-then-window.ts`). Its first stage's entry in `stages` then lists
+ * only those rewrites (its `messages` and `tokensAfter` are of that list,
+ * which the second entry starts from); the pipeline's own fields are the same
+ * as when the stages run one after the other.
  */
 export class CompactionPipeline implements Compactor {
   readonly stages: readonly Compactor[];
@@ -76,11 +77,8 @@ export class CompactionPipeline implements Compactor {
   ): Promise<BaseMessage[] | null> {
     const counter = await this.prepare(messages, targetTokens, tokenCounter, options);
     const signal = options?.signal;
-    const fusable = this.pruningThenWindow();
-    if (fusable !== null) {
-      const fused = await pruneThenSlide(fusable[0], fusable[1], messages, targetTokens, tokenCounter, options);
-      if (fused !== undefined) return fused;
-    }
+    const fused = await this.together(messages, targetTokens, tokenCounter, options, Number.NaN, false);
+    if (fused !== undefined) return fused[1].messages;
     if ((await countTotal(messages, counter, this.cache, signal)) <= targetTokens) return null;
     let current = messages;
     let changed = false;
@@ -133,8 +131,7 @@ export class CompactionPipeline implements Compactor {
       tokensAfter = await tokens(current);
       return tokensAfter <= targetTokens;
     };
-    const fusable = tokensBefore > targetTokens ? this.pruningThenWindow() : null;
-    const fused = fusable === null ? undefined : await pruneThenSlideReports(fusable[0], fusable[1], messages, tokensBefore, targetTokens, tokenCounter, options);
+    const fused = tokensBefore > targetTokens ? await this.together(messages, targetTokens, tokenCounter, options, tokensBefore, true) : undefined;
     if (fused !== undefined) {
       // Both stages counted what they left with this counter: the window's full report counts its result.
       const [pruningReport, windowReport] = fused;
@@ -166,15 +163,38 @@ export class CompactionPipeline implements Compactor {
   }
 
   /**
-   * The two stages when the pipeline is exactly pruning then the window, whose results on a history the window cuts
-   * anyway are computed deciding only the results it can keep (`pruned-window.ts`); otherwise `null`. Only for these
-   * very classes of this very build (a subclass may override `compact`, the other build's classes lay out with their
-   * own code): any other pair runs stage by stage, with the same result.
+   * The two stages' reports when they run together (see the class comment):
+   * the first stage's rewrites decided only where the second reads, and the
+   * second stage's report on what they leave; `undefined` when the pipeline
+   * is not two such stages or they cannot tell the result that way.
    */
-  private pruningThenWindow(): [ToolResultPruningCompactor, SlidingWindowCompactor] | null {
-    const [first, second] = this.stages;
-    if (this.stages.length !== 2 || first?.constructor !== ToolResultPruningCompactor || second?.constructor !== SlidingWindowCompactor) return null;
-    return [first as ToolResultPruningCompactor, second as SlidingWindowCompactor];
+  private async together(
+    messages: BaseMessage[],
+    targetTokens: number,
+    tokenCounter: TokenCounterLike | undefined,
+    options: CompactOptions | undefined,
+    tokensBefore: number,
+    withReport: boolean,
+  ): Promise<[CompactionReport, CompactionReport] | undefined> {
+    if (this.stages.length !== 2) return undefined;
+    const [first, second] = this.stages as [Compactor, Compactor];
+    if (typeof first.rewritesInPlace !== "function" || typeof second.compactAfterRewrites !== "function") return undefined;
+    const rewrites = first.rewritesInPlace(messages, tokenCounter, options);
+    if (rewrites === undefined) return undefined;
+    const secondReport = await second.compactAfterRewrites(rewrites, messages, targetTokens, tokenCounter, options, withReport);
+    if (secondReport === undefined) return undefined;
+    const { messages: rewrittenList, rewritten, saved } = rewrites.decided();
+    const firstReport = stageReport({
+      strategy: rewrites.strategy,
+      input: messages,
+      messages: rewritten.length === 0 ? null : rewrittenList,
+      removed: [],
+      rewritten,
+      added: [],
+      tokensBefore,
+      tokensAfter: tokensBefore - saved,
+    });
+    return [firstReport, secondReport];
   }
 
   private async prepare(

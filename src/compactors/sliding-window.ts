@@ -8,10 +8,11 @@ import type { ConversationLayout, MessageGroup } from "../messages/grouping";
 import { layoutCheckedConversationInSlices } from "../messages/layout";
 import { createOmissionNote, DEFAULT_OMISSION_NOTE, omissionNoteMetadata } from "../messages/omission-note";
 import { assertCompactOptions, raceAbort, signalOf, throwIfAborted } from "./abort";
-import type { CompactOptions, Compactor } from "./compactor";
+import type { CompactOptions, Compactor, InPlaceRewrites } from "./compactor";
 import { assertProtect, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
+import { listAfterRewrites } from "./rewrites-then-window";
 import { selectWindow } from "./selection";
 import type { WindowSelection } from "./selection";
 
@@ -140,38 +141,26 @@ export class SlidingWindowCompactor implements Compactor {
   }
 
   /**
-   * {@link compact} for a list laid out as `layout`: a list the caller made
-   * from one it laid out by replacing tool results with results of the same
-   * call ids (as pruning does), which divides into the same groups. Spares
-   * laying out (and remembering) the rewritten list, so that the remembered
-   * layout stays the one of the caller's history. Not part of the public API.
-   *
-   * @internal
+   * The window's compaction of the list `rewrites` leave (see
+   * `Compactor.compactAfterRewrites` and `rewrites-then-window.ts`), asking
+   * them only about the messages the window reads; `undefined` when that
+   * cannot tell the result (then a pipeline runs the stages one after the
+   * other) and with `protect` (protection is decided over the whole list).
    */
-  async compactLaidOut(
+  async compactAfterRewrites(
+    rewrites: InPlaceRewrites,
     messages: BaseMessage[],
-    layout: ConversationLayout,
     targetTokens: number,
-    tokenCounter?: TokenCounterLike,
-    options?: CompactOptions,
-  ): Promise<BaseMessage[] | null> {
-    return (await this.run(messages, targetTokens, tokenCounter, false, options, layout)).messages;
-  }
-
-  /**
-   * {@link compactWithReport} for a list laid out as `layout` (see
-   * {@link compactLaidOut}). Not part of the public API.
-   *
-   * @internal
-   */
-  async compactLaidOutWithReport(
-    messages: BaseMessage[],
-    layout: ConversationLayout,
-    targetTokens: number,
-    tokenCounter?: TokenCounterLike,
-    options?: CompactOptions,
-  ): Promise<CompactionReport> {
-    return this.run(messages, targetTokens, tokenCounter, true, options, layout);
+    tokenCounter: TokenCounterLike | undefined,
+    options: CompactOptions | undefined,
+    withReport: boolean,
+  ): Promise<CompactionReport | undefined> {
+    if (this.protect !== undefined) return undefined;
+    assertTokenBudget("targetTokens", targetTokens);
+    const decided = await listAfterRewrites(rewrites, messages, targetTokens, this.minKeepSteps, signalOf(options));
+    if (decided === undefined) return undefined;
+    const report = await this.run(decided.messages, targetTokens, tokenCounter, withReport, options, decided.layout);
+    return report.messages === null ? undefined : report;
   }
 
   private async run(

@@ -2,7 +2,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage, ToolMessageFields } from "@langchain/core/messages";
 import { assertCacheOption, sharedTokenCountCache } from "../counting/cache";
 import type { TokenCountCache } from "../counting/cache";
-import { MessageCounts, resolveTokenCounter } from "../counting/message-counts";
+import { AsyncCountNeeded, MessageCounts, resolveTokenCounter } from "../counting/message-counts";
 import type { MessageCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
@@ -12,7 +12,7 @@ import { exchangesOf, toolCallsIn } from "../messages/exchanges";
 import { isTool } from "../messages/roles";
 import { nextSlice, sliceUsedUp } from "../time-slices";
 import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
-import type { CompactOptions, Compactor } from "./compactor";
+import type { CompactOptions, Compactor, InPlaceRewrites } from "./compactor";
 import { countOne } from "./count-one";
 import { assertProtect, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
@@ -202,13 +202,71 @@ export class ToolResultPruningCompactor implements Compactor {
   }
 
   /**
+   * This stage's pruning decided one result at a time, for a pipeline whose
+   * next stage reads only some of the list (see `Compactor.rewritesInPlace`):
+   * a candidate is decided as {@link compactWithReport} decides it when the
+   * list does not fit after pruning, which prunes every eligible candidate.
+   * `undefined` with `protect` (protection is decided over the whole list).
+   */
+  rewritesInPlace(messages: BaseMessage[], tokenCounter?: TokenCounterLike, options?: CompactOptions): InPlaceRewrites | undefined {
+    if (this.protect !== undefined) return undefined;
+    const candidates = this.candidatesOf(messages);
+    if (candidates.length === 0) return undefined;
+    const signal = signalOf(options);
+    const counter = resolveTokenCounter(tokenCounter);
+    const counts = new MessageCounts(messages, counter, this.cache, signal);
+    const prune = this.pruner(messages, counts, counter);
+    const isCandidate = new Uint8Array(messages.length);
+    for (const index of candidates) isCandidate[index] = 1;
+    const output = messages.slice();
+    // Each candidate's size once decided (NaN: not decided yet).
+    const after = new Float64Array(messages.length).fill(Number.NaN);
+    let saved = 0;
+    /** The count of message `index`, waiting for the next time slice (or a long text counted in slices) when asked to. */
+    const countOf = async (index: number): Promise<number | undefined> => {
+      for (;;) {
+        try {
+          return counts.of(index);
+        } catch (error) {
+          if (!(error instanceof AsyncCountNeeded)) throw error;
+          if (error.everything) return undefined; // an asynchronous counter: no lazy decisions
+          await counts.settle();
+        }
+      }
+    };
+    return {
+      strategy: STRATEGY,
+      sizeOf: async (index) => {
+        if (isCandidate[index] === 0) return countOf(index);
+        if (Number.isNaN(after[index]!)) {
+          throwIfAborted(signal);
+          // Counted first, so that the pruner's own count of it is a lookup.
+          const original = await countOf(index);
+          if (original === undefined) return undefined;
+          const pending = prune(index);
+          const decided = pending === null || "replacement" in pending ? pending : await pending;
+          if (decided !== null) {
+            output[index] = decided.replacement;
+            saved += decided.saved;
+          }
+          after[index] = original - (decided === null ? 0 : decided.saved);
+        }
+        return after[index]!;
+      },
+      decided: () => {
+        const rewritten: RewrittenMessage[] = [];
+        for (const index of candidates) if (output[index] !== messages[index]) rewritten.push({ original: messages[index]!, replacement: output[index]! });
+        return { messages: output, rewritten, saved };
+      },
+    };
+  }
+
+  /**
    * The results this stage may prune, oldest first: every tool result but
    * the newest `minKeepResults` and the trailing batch. Read from roles alone
-   * (nothing is counted). Not part of the public API.
-   *
-   * @internal
+   * (nothing is counted).
    */
-  candidatesOf(messages: readonly BaseMessage[]): number[] {
+  private candidatesOf(messages: readonly BaseMessage[]): number[] {
     const resultIndices: number[] = [];
     for (let index = 0; index < messages.length; index += 1) if (isTool(messages[index]!)) resultIndices.push(index);
     const batch = trailingBatch(messages);
@@ -220,11 +278,9 @@ export class ToolResultPruningCompactor implements Compactor {
    * Decides one candidate (by index into `messages`): its replacement and the
    * tokens that saves, or `null` when it stays (an error, small, already
    * rewritten, skipped, or a placeholder no smaller). Protection is the
-   * caller's. Synchronous when the counter is. Not part of the public API.
-   *
-   * @internal
+   * caller's. Synchronous when the counter is.
    */
-  pruner(
+  private pruner(
     messages: readonly BaseMessage[],
     counts: MessageCounts,
     counter: MessageCounter,

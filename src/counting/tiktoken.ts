@@ -101,9 +101,8 @@ function* longTextsSteps(exact: PieceLength, texts: readonly string[], tokens: n
  * The count of one message by the built-in counter `counter` in time slices,
  * or `undefined` for any other counter. It returns the same number as
  * `counter([message])`; when a long text does not fit in the running slice,
- * a promise of it, counted in later slices.
- *
- * @internal
+ * a promise of it, counted in later slices. (Used by `MessageCounts`; not
+ * exported from the package.)
  */
 export function slicedCountOf(counter: unknown): MessageCountInSlices | undefined {
   return typeof counter === "function" ? inSlices.get(counter) : undefined;

@@ -1,10 +1,9 @@
 /**
- * `CompactionPipeline([pruning, sliding window]).compact` decides only the
- * results the window can keep (`src/compactors/pruned-window.ts`). Its result
- * must be the list the two stages give when run one after the other, as the
- * pipeline runs any other stages: checked on messy histories, with every
- * option the shortcut depends on, and with how often the shortcut was taken
- * printed and required (a property that never takes it would prove nothing).
+ * `CompactionPipeline([pruning, sliding window])` runs the two stages together through their capabilities
+ * (`rewritesInPlace`, `compactAfterRewrites`: `src/compactors/rewrites-then-window.ts`), deciding only the results
+ * the window can keep. Its result must be the list the two stages give when run one after the other, as the
+ * pipeline runs any other stages: checked on messy histories, with every option the shortcut depends on, and with
+ * how often the shortcut was taken printed and required (a property that never takes it would prove nothing).
  *
  * Replay a failure with `FC_SEED=<printed seed>`.
  */
@@ -13,7 +12,6 @@ import * as fc from "fast-check";
 import { isDeepStrictEqual } from "node:util";
 import { CompactionPipeline, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
 import type { Compactor, TokenCounterLike } from "../../src";
-import { pruneThenSlide, pruneThenSlideReports } from "../../src/compactors/pruned-window";
 import type { CompactionReport } from "../../src";
 import { agentConversation } from "../../bench/conversations";
 import { assertOnSeedsAsync, describeSeeds } from "../support/seeds";
@@ -27,6 +25,26 @@ function fieldsOf(message: BaseMessage): unknown {
   const { type, content, id, name, additional_kwargs: kwargs, response_metadata: metadata } = message;
   const extra = message as { tool_call_id?: unknown; tool_calls?: unknown; status?: unknown };
   return { type, content, id, name, kwargs, metadata, toolCallId: extra.tool_call_id, toolCalls: extra.tool_calls, status: extra.status };
+}
+
+/** The two stages run together through their capabilities, as the pipeline runs them; `undefined` when the shortcut does not apply. */
+async function together(pruning: ToolResultPruningCompactor, window: SlidingWindowCompactor, messages: BaseMessage[], target: number, counter: TokenCounterLike, withReport: boolean) {
+  const rewrites = pruning.rewritesInPlace(messages, counter);
+  if (rewrites === undefined) return undefined;
+  const report = await window.compactAfterRewrites(rewrites, messages, target, counter, undefined, withReport);
+  return report === undefined ? undefined : { report, decided: rewrites.decided() };
+}
+
+/** Stages that do not offer the shortcut: the pipeline runs them one after the other. */
+class PlainPruning extends ToolResultPruningCompactor {
+  override rewritesInPlace(): undefined {
+    return undefined;
+  }
+}
+class PlainWindow extends SlidingWindowCompactor {
+  override async compactAfterRewrites(): Promise<undefined> {
+    return undefined;
+  }
 }
 
 /** The pipeline's own definition: each stage on the previous one's output, stopping once the list fits. */
@@ -64,7 +82,7 @@ describe("pruning then the sliding window, deciding only what the window keeps",
           ];
           const expected = await oneAfterTheOther(stages(), messages, target, counter);
           const [pruning, window] = stages() as [ToolResultPruningCompactor, SlidingWindowCompactor];
-          const shortcut = await pruneThenSlide(pruning, window, messages, target, counter, undefined);
+          const shortcut = (await together(pruning, window, messages, target, counter, false))?.report.messages ?? undefined;
           const actual = await new CompactionPipeline(stages(), { cache: null }).compact(messages, target, counter);
           cases += 1;
           if (shortcut !== undefined) {
@@ -81,9 +99,7 @@ describe("pruning then the sliding window, deciding only what the window keeps",
   }, 600_000);
 
   test("its report is the report of the two stages run one after the other, on messy histories", async () => {
-    // Subclasses are run as written, stage by stage: the reference.
-    class PlainPruning extends ToolResultPruningCompactor {}
-    class PlainWindow extends SlidingWindowCompactor {}
+    // Stages without the shortcut are run stage by stage: the reference.
     /** What the pipeline's own report says, with input messages by identity and made ones by their fields. */
     const ownFields = (report: CompactionReport, input: readonly BaseMessage[]) => ({
       messages: report.messages?.map(fieldsOf) ?? null,
@@ -115,20 +131,20 @@ describe("pruning then the sliding window, deciding only what the window keeps",
             .compactWithReport(messages, target, counter);
           const pruning = new ToolResultPruningCompactor(pruningOptions);
           const window = new SlidingWindowCompactor(windowOptions);
-          const shortcut = await pruneThenSlideReports(pruning, window, messages, tokensBefore, target, counter, undefined);
+          const shortcut = await together(new ToolResultPruningCompactor(pruningOptions), new SlidingWindowCompactor(windowOptions), messages, target, counter, true);
           const actual = await new CompactionPipeline([pruning, window], { cache: null }).compactWithReport(messages, target, counter);
           cases += 1;
           expect(ownFields(actual, messages)).toEqual(ownFields(expected, messages));
           if (shortcut === undefined) return;
           shortcuts += 1;
-          const [pruned, windowed] = shortcut;
-          // The pruning entry decides only results the window reads: a subset of what pruning alone rewrites.
+          const { report: windowed, decided: pruned } = shortcut;
+          // The pruning decided only results the window reads: a subset of what pruning alone rewrites.
           const allRewritten = new Set(expected.stages[0]!.rewritten.map(({ original }) => original));
           for (const { original } of pruned.rewritten) expect(allRewritten.has(original)).toBe(true);
-          // The entries chain: the window read the pruning entry's list, whose size the pruning entry reports.
-          const windowInput = pruned.messages ?? messages;
-          expect(pruned.tokensAfter).toBe(await totalTokens(counter, windowInput));
-          expect(windowed.tokensBefore).toBe(pruned.tokensAfter);
+          // The two chain: the window read the list the decided rewrites leave, of the size they free.
+          const windowInput = pruned.messages;
+          expect(tokensBefore - pruned.saved).toBe(await totalTokens(counter, windowInput));
+          expect(windowed.tokensBefore).toBe(tokensBefore - pruned.saved);
           expect(windowed.messages?.map(fieldsOf)).toEqual(expected.messages?.map(fieldsOf));
           for (const message of windowed.removed) expect(windowInput).toContain(message);
         },
@@ -155,16 +171,16 @@ describe("pruning then the sliding window, deciding only what the window keeps",
     expect(counted).toBeLessThan(messages.length / 2);
   });
 
-  test("a subclass of either stage is run as it is written: its own compact is called, no shortcut", async () => {
+  test("the shortcut is a capability: a stage that does not offer it (or opts out) is run as it is written", async () => {
     const messages = agentConversation(1_200, 5);
     const calls: string[] = [];
-    class LoggedWindow extends SlidingWindowCompactor {
+    class LoggedWindow extends PlainWindow {
       override async compact(...args: Parameters<SlidingWindowCompactor["compact"]>): Promise<BaseMessage[] | null> {
         calls.push("window");
         return super.compact(...args);
       }
     }
-    class LoggedPruning extends ToolResultPruningCompactor {
+    class LoggedPruning extends PlainPruning {
       override async compact(...args: Parameters<ToolResultPruningCompactor["compact"]>): Promise<BaseMessage[] | null> {
         calls.push("pruning");
         return super.compact(...args);
@@ -174,5 +190,15 @@ describe("pruning then the sliding window, deciding only what the window keeps",
     expect(calls).toEqual(["window"]);
     await new CompactionPipeline([new LoggedPruning({ cache: null }), new SlidingWindowCompactor({ cache: null })]).compact(messages, 20_000);
     expect(calls).toEqual(["window", "pruning"]);
+    // Offered by both (a stage of your own may offer them too): the stages' own compact is not called.
+    calls.length = 0;
+    class OfferingWindow extends SlidingWindowCompactor {
+      override async compact(...args: Parameters<SlidingWindowCompactor["compact"]>): Promise<BaseMessage[] | null> {
+        calls.push("window");
+        return super.compact(...args);
+      }
+    }
+    await new CompactionPipeline([new ToolResultPruningCompactor({ cache: null }), new OfferingWindow({ cache: null })]).compact(messages, 20_000);
+    expect(calls).toEqual([]);
   });
 });
