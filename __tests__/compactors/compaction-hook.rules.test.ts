@@ -9,7 +9,7 @@
  */
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { CompactionHook, SlidingWindowCompactor, TokenCountCache } from "../../src";
-import type { CompactionReport, Compactor } from "../../src";
+import type { CompactionReport, CompactOptions, Compactor } from "../../src";
 import { unchangedReport } from "../../src/compactors/stage-report";
 import { answer, human, lengthCounter, system, x } from "../support/stages";
 
@@ -212,8 +212,8 @@ describe("CompactionHook: the compactor's cache and the signal", () => {
     }
   });
 
-  test("the compactor gets the run's signal, and no signal when none was given", async () => {
-    const seen: unknown[] = [];
+  test("the compactor gets the run's signal (none when none was given), its instructions, and what the request carries", async () => {
+    const seen: (CompactOptions | undefined)[] = [];
     const spy: Compactor = {
       compact: async () => null,
       compactWithReport: async (input, _target, _counter, callOptions) => {
@@ -223,9 +223,13 @@ describe("CompactionHook: the compactor's cache and the signal", () => {
     };
     const hook = new CompactionHook({ contextWindow: 100, tokenCounter: lengthCounter, compactor: spy });
     const controller = new AbortController();
-    await hook.run(conversation(4), {}, { signal: controller.signal });
+    const systemMessage = new SystemMessage("prompt");
+    await hook.run(conversation(4), { systemMessage }, { signal: controller.signal, instructions: "keep the ids" });
     await hook.run(conversation(4));
-    expect(seen).toEqual([{ signal: controller.signal }, undefined]);
+    expect(seen).toEqual([
+      { signal: controller.signal, instructions: "keep the ids", request: { tools: [], systemMessage } },
+      { request: { tools: [], systemMessage: null } },
+    ]);
   });
 
   test("an abort while the compactor works rejects the run with the reason, even when the compactor ignores it", async () => {
