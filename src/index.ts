@@ -62,7 +62,9 @@ export type { TokenCounter, TokenCountingModel, TokenCounterLike } from "./count
 export { TokenCounterError } from "./errors";
 
 export { CompactionHook } from "./compactors/compaction-hook";
-export type { CompactionHookOptions, CompactionHookReport, DeclinedCompaction } from "./compactors/compaction-hook";
+export type { CompactionHookOptions, CompactionHookReport, CompactionRunOptions, DeclinedCompaction, OverflowLesson } from "./compactors/compaction-hook";
+export type { CompactionTarget, CompactionTrigger } from "./compactors/triggers";
+export type { TokenBreakdown } from "./compactors/breakdown";
 
 export { compactMessages, COMPACT_MESSAGES_RUN_NAME } from "./integrations/runnable";
 export type { CompactMessagesInput, CompactMessagesOptions } from "./integrations/runnable";
@@ -77,6 +79,20 @@ export type {
   CompactionNodeUpdate,
 } from "./integrations/compaction-node";
 export { applyCompactionView } from "./integrations/view-window";
+export { withOverflowRecovery, OverflowRecoveringChatModel } from "./integrations/overflow-recovery";
+export { contextOverflowOf } from "./integrations/context-overflow";
+export type { ContextOverflow } from "./integrations/context-overflow";
+export { createCompactionTool, COMPACTION_TOOL_NAME } from "./integrations/compaction-tool";
+export type { CompactionToolOptions } from "./integrations/compaction-tool";
+export {
+  COMPACTION_EVENT,
+  COMPACTION_DECLINED_EVENT,
+  COMPACTION_OVERFLOW_RETRY_EVENT,
+  COMPACTION_SUMMARY_FAILED_EVENT,
+} from "./integrations/events";
+export type { CompactionEventData } from "./integrations/events";
+export { repairDanglingCalls, isRepairedCallResult, INTERRUPTED_CALL_RESULT } from "./messages/dangling-calls";
+export type { DanglingCallRepair } from "./messages/dangling-calls";
 export type { CompactionView, ViewAddition } from "./integrations/view-window";
 
 export { CompactingChatMessageHistory, SINGLE_WRITER_CLEAR_AND_ADD } from "./integrations/history";

@@ -259,7 +259,9 @@ describe.each(STORES)("onEvict over $name, commit mode", (kind) => {
       if (entry.replacedBy !== null) expect(stored).toContain(textOf(entry.replacedBy));
       if (entry.fate === "pruned") expect(entry.replacedBy!.id ?? (entry.replacedBy as ToolMessage).tool_call_id).toBe(entry.message.id ?? (entry.message as ToolMessage).tool_call_id);
     }
-    expect(archive.some((entry) => entry.fate === "pruned")).toBe(true);
+    // Pruning alone leaves placeholders; with the window after it the pruned results may go too, stood for by the note.
+    expect(archive.some((entry) => entry.message.type === "tool" && (entry.fate === "pruned" || entry.fate === "removed"))).toBe(true);
+    if (stages().length === 1) expect(archive.some((entry) => entry.fate === "pruned")).toBe(true);
   });
 
   test("a long chat: earlier notes handed over are marked, and no conversation message is lost", async () => {

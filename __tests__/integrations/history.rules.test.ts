@@ -7,7 +7,8 @@ import { getEventListeners } from "node:events";
 import { BaseListChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { CompactingChatMessageHistory, isOmissionNote, SlidingWindowCompactor } from "../../src";
+import { approximateTokenCounter, CompactingChatMessageHistory, inMemoryRewrite, isOmissionNote, SlidingWindowCompactor } from "../../src";
+import type { InMemoryHistoryLike } from "../../src";
 import type { CompactionReport, CompactOptions, Compactor, TokenCounterLike } from "../../src";
 import { comparableForm } from "../../src/integrations/store-rewrite";
 
@@ -326,5 +327,31 @@ describe("single-writer mode finishes a rewrite that failed part way", () => {
     expect(keys(await history.getMessages())).toEqual(keys(replaced));
     expect(keys(store.stored)).toEqual(keys(replaced));
     expect(store.clears).toBe(0);
+  });
+});
+
+describe("targetTokens in commit mode: a rewrite leaves room", () => {
+  test("a store over its target is compacted to 60% of it, so it is rewritten every few exchanges, not at each", async () => {
+    const store = new InMemoryChatMessageHistory();
+    let rewrites = 0;
+    const real = inMemoryRewrite(store as unknown as InMemoryHistoryLike);
+    const history = new CompactingChatMessageHistory({
+      history: store,
+      targetTokens: 2_000,
+      mode: "commit",
+      rewrite: async (expected, next, options) => {
+        rewrites += 1;
+        return real(expected, next, options);
+      },
+    });
+    const exchanges = 50;
+    for (let turn = 0; turn < exchanges; turn += 1) {
+      await history.addMessages([new HumanMessage(`question ${turn}: ${"what about tomorrow? ".repeat(6)}`), new AIMessage(`answer ${turn}: ${"sunny and mild. ".repeat(8)}`)]);
+      const read = await history.getMessages();
+      expect(approximateTokenCounter(read)).toBeLessThanOrEqual(2_000 + 200); // within the target (the note aside)
+    }
+    // Each exchange is about 60 tokens: the 800 tokens a rewrite frees last a dozen exchanges.
+    expect(rewrites).toBeGreaterThan(0);
+    expect(rewrites).toBeLessThanOrEqual(exchanges / 8);
   });
 });

@@ -111,7 +111,7 @@ export interface OverflowLesson {
  * hook), else the shared cache. Read by its methods, as the cache class may
  * come from another copy of this package.
  */
-function cacheOf(compactor: Compactor): TokenCountCache | null {
+export function cacheOf(compactor: Compactor): TokenCountCache | null {
   const cache = (compactor as { cache?: unknown }).cache;
   if (cache === null) return null;
   if (typeof cache === "object" && typeof (cache as TokenCountCache).get === "function" && typeof (cache as TokenCountCache).set === "function") {
@@ -212,6 +212,8 @@ export class CompactionHook {
   private scale = 1;
   /** The provider's window as an overflow reported or revealed it, when smaller than `contextWindow`. */
   private learnedWindow: number | undefined;
+  /** The overhead counted last, by the references it was counted from. */
+  private lastOverhead: { tools: RequestOverhead["tools"]; systemMessage: RequestOverhead["systemMessage"]; system: number; toolTokens: number } | null = null;
 
   constructor(options: CompactionHookOptions) {
     if (typeof options !== "object" || options === null) {
@@ -275,8 +277,29 @@ export class CompactionHook {
 
   /** Tokens a request spends besides its messages: tool schemas, an outside system prompt, extras. */
   async overheadTokens(overhead: RequestOverhead = {}): Promise<number> {
-    const { carried, extraTokens } = carriedOverhead(overhead);
-    return extraTokens + (await this.countMessages(carried));
+    const parts = await this.overheadParts(overhead);
+    return parts.system + parts.tools + parts.extra;
+  }
+
+  /**
+   * What a request carries besides its messages, by part. The schemas and
+   * prompt counted last are remembered: an agent sends the same tools array
+   * and system message with every call, and converting schemas costs far
+   * more than comparing two references.
+   */
+  private async overheadParts(overhead: RequestOverhead): Promise<{ system: number; tools: number; extra: number }> {
+    const last = this.lastOverhead;
+    if (typeof overhead === "object" && overhead !== null && last !== null && last.tools === overhead.tools && last.systemMessage === overhead.systemMessage) {
+      const extra = overhead.extraTokens ?? 0;
+      assertTokenBudget("extraTokens", extra);
+      return { system: last.system, tools: last.toolTokens, extra };
+    }
+    const carried = carriedOverhead(overhead);
+    const system = carried.system === null ? 0 : await this.countMessages([carried.system]);
+    const tools = carried.tools === null ? 0 : await this.countMessages([carried.tools]);
+    // An overhead of extra tokens alone (commit mode before the model call) leaves the remembered schemas as they are.
+    if (carried.system !== null || carried.tools !== null) this.lastOverhead = { tools: overhead.tools, systemMessage: overhead.systemMessage, system, toolTokens: tools };
+    return { system, tools, extra: carried.extraTokens };
   }
 
   /**
@@ -332,8 +355,8 @@ export class CompactionHook {
     if (typeof force !== "boolean") throw new TypeError(`\`force\` must be a boolean, got ${describeValue(force)}`);
     throwIfAborted(signal);
     const started = performance.now();
-    const carried = carriedOverhead(overhead);
-    const overheadTokens = await raceAbort(this.overheadTokens(overhead), signal);
+    const parts = await raceAbort(this.overheadParts(overhead), signal);
+    const overheadTokens = parts.system + parts.tools + parts.extra;
     await assertConversationInSlices(messages, signal);
     if (!force && !(await raceAbort(this.triggered(messages, overheadTokens, signal), signal))) return null;
     const targetTokens = await raceAbort(this.budgetFor(messages, overheadTokens, signal), signal);
@@ -345,8 +368,7 @@ export class CompactionHook {
     const report = await raceAbort(this.compactor.compactWithReport(messages, targetTokens, this.tokenCounter, compactOptions), signal);
     throwIfAborted(signal);
     const finish = async (applied: CompactionReport, declined?: DeclinedCompaction): Promise<CompactionHookReport> => {
-      const [systemTokens, toolTokens] = await Promise.all([this.countMessages(carried.system === null ? [] : [carried.system]), this.countMessages(carried.tools === null ? [] : [carried.tools])]);
-      const side = { system: systemTokens, tools: toolTokens + carried.extraTokens };
+      const side = { system: parts.system, tools: parts.tools + parts.extra };
       const beforeCounts = await this.countsOf(messages, signal);
       const before = breakdownOf(messages, beforeCounts, side);
       let after = before;

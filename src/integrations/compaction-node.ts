@@ -1,13 +1,17 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { raceAbort } from "../compactors/abort";
 import { carriedOverhead, CompactionHook } from "../compactors/compaction-hook";
-import type { CompactionHookOptions } from "../compactors/compaction-hook";
+import type { CompactionHookOptions, CompactionRunOptions } from "../compactors/compaction-hook";
 import type { RequestOverhead } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictionCallback } from "../compactors/evictions";
 import { assertConversation } from "../messages/conversation-check";
 import { describeValue } from "../errors";
+import { isRepairedCallResult, repairDanglingCalls } from "../messages/dangling-calls";
 import { commitPlan } from "./commit-update";
+import { COMPACTION_CONTROL, CompactionControl, threadOf } from "./compaction-tool";
+import { emitCompactionEvents } from "./events";
+import { assertRuntimeFlag } from "./runtime-options";
 import { advanceCompactionView, viewOfShown } from "./view-window";
 import type { CompactionView } from "./view-window";
 
@@ -70,6 +74,18 @@ export interface CompactionNodeOptions extends CompactionHookOptions, RequestOve
    * of your own.) Not with `"view"` mode, which takes nothing out.
    */
   onEvict?: EvictionCallback;
+  /**
+   * Calls of an earlier step that never got a result (an interrupted run, a
+   * tool that threw, a cancelled invocation) are answered, in what the model
+   * is sent only, by a synthetic result saying the call was interrupted; the
+   * state is not changed. In `"view"` mode always; in `"commit"` mode where
+   * the graph sends the model `llmInputMessages` (`createReactAgent`,
+   * `CompactionGraphAnnotation`), since a state's messages reducer cannot
+   * put a result anywhere but at the end. Default `true`.
+   */
+  repairDanglingToolCalls?: boolean;
+  /** Each compaction, refusal and failed summary is dispatched as a LangChain custom event (see `events.ts`). Default `true`. */
+  events?: boolean;
 }
 
 /** The state the node reads. */
@@ -127,33 +143,48 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`createCompactionNode options must be an object, got ${describeValue(options)}`);
   }
-  const { mode = "view", tools, systemMessage, extraTokens, onEvict, ...hookOptions } = options;
+  const { mode = "view", tools, systemMessage, extraTokens, onEvict, repairDanglingToolCalls = true, events = true, ...hookOptions } = options;
   if (mode !== "view" && mode !== "commit") {
     throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
   assertEvictionCallback(onEvict, mode);
+  assertRuntimeFlag("repairDanglingToolCalls", repairDanglingToolCalls);
+  assertRuntimeFlag("events", events);
   const hook = new CompactionHook(hookOptions);
   // Tools and prompt are fixed for the node's life: a bad one throws now (counting is async, and its own check
-  // would only reject at the first call), and they are counted once.
+  // would only reject at the first call); the hook remembers their count.
   carriedOverhead({ tools, systemMessage, extraTokens });
-  const overheadPromise = hook.overheadTokens({ tools, systemMessage, extraTokens });
-  overheadPromise.catch(() => undefined);
-  const overhead = async (signal: AbortSignal | undefined): Promise<RequestOverhead> => ({ extraTokens: await raceAbort(overheadPromise, signal) });
+  const requestOverhead: RequestOverhead = {
+    ...(tools === undefined ? {} : { tools }),
+    ...(systemMessage === undefined ? {} : { systemMessage }),
+    ...(extraTokens === undefined ? {} : { extraTokens }),
+  };
+  const control = new CompactionControl(hook, requestOverhead, events);
+  const toSend = (messages: BaseMessage[]) => (repairDanglingToolCalls ? repairDanglingCalls(messages).messages : messages);
 
-  return async (state, config) => {
+  const node: CompactionNode = async (state, config) => {
     if (typeof state !== "object" || state === null) {
       throw new TypeError(`the compaction node expects a graph state object, got ${describeValue(state)}`);
     }
     const { messages } = state;
     assertConversation(messages, "state.messages");
     const signal = config?.signal;
-    const runOptions = signal === undefined ? {} : { signal };
+    const thread = threadOf(config?.configurable);
+    const asked = control.takeRequest(thread);
+    const runOptions: CompactionRunOptions = {
+      ...(signal === undefined ? {} : { signal }),
+      request: requestOverhead,
+      ...(asked === undefined ? {} : { force: true, instructions: asked.instructions }),
+    };
+    const sent = async (list: BaseMessage[]) => control.sent(thread, list, await raceAbort(hook.overheadTokens(requestOverhead), signal));
     if (mode === "view") {
       if (COMPACTION_VIEW_KEY in state) {
-        const advance = await advanceCompactionView(hook, messages, state[COMPACTION_VIEW_KEY], await overhead(signal), runOptions);
+        const advance = await advanceCompactionView(hook, messages, state[COMPACTION_VIEW_KEY], requestOverhead, runOptions);
+        if (events) await emitCompactionEvents(advance.run, "langgraph");
+        await sent(advance.messages);
         return advance.report === null
-          ? { llmInputMessages: advance.messages }
-          : { llmInputMessages: advance.messages, [COMPACTION_VIEW_KEY]: advance.view };
+          ? { llmInputMessages: toSend(advance.messages) }
+          : { llmInputMessages: toSend(advance.messages), [COMPACTION_VIEW_KEY]: advance.view };
       }
       // createReactAgent's own state: the cut is what the model was handed last time, read back from its channel.
       const shown = lastModelInput(config);
@@ -164,17 +195,32 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
             '(langchain-compaction/langgraph), or use mode "commit"',
         );
       }
-      const view = shown.length === 0 ? null : viewOfShown(messages, shown, { grownSince: true });
-      const advance = await advanceCompactionView(hook, messages, view, await overhead(signal), runOptions);
-      return { llmInputMessages: advance.messages };
+      // The synthetic results of a repair are made afresh each time, never remembered as part of the cut.
+      const shownHistory = shown.filter((message) => !isRepairedCallResult(message));
+      const view = shownHistory.length === 0 ? null : viewOfShown(messages, shownHistory, { grownSince: true });
+      const advance = await advanceCompactionView(hook, messages, view, requestOverhead, runOptions);
+      if (events) await emitCompactionEvents(advance.run, "langgraph");
+      await sent(advance.messages);
+      return { llmInputMessages: toSend(advance.messages) };
     }
-    const report = await hook.run(messages, await overhead(signal), runOptions);
-    if (report === null || report.messages === null) return {};
-    const { update, writtenAs } = commitPlan(messages, report);
-    if (onEvict !== undefined && update.length > 0) {
-      const evicted = evictionsOf(messages, report, writtenAs);
+    const report = await hook.run(messages, requestOverhead, runOptions);
+    if (events) await emitCompactionEvents(report, "langgraph");
+    const planned = report === null || report.messages === null ? null : commitPlan(messages, report);
+    // A result the reducer could not write faithfully writes nothing (an empty update): the state stays as it is.
+    const plan = planned !== null && planned.update.length > 0 ? planned : null;
+    // The state as the update leaves it: the compacted list, each added message as it is written (under the id it takes over).
+    const compacted = plan === null ? messages : report!.messages!.flatMap((message) => (plan.writtenAs.has(message) ? (plan.writtenAs.get(message) === null ? [] : [plan.writtenAs.get(message)!]) : [message]));
+    await sent(compacted);
+    // A graph whose model reads `llmInputMessages` (createReactAgent) is sent the repaired list there, every time: a
+    // value left from an earlier call would be sent again.
+    const input = repairDanglingToolCalls && lastModelInput(config) !== undefined ? { llmInputMessages: toSend(compacted) } : {};
+    if (plan === null) return input;
+    if (onEvict !== undefined) {
+      const evicted = evictionsOf(messages, report!, plan.writtenAs);
       if (evicted.length > 0) await onEvict(evicted);
     }
-    return { messages: update };
+    return { ...input, messages: plan.update };
   };
+  Object.defineProperty(node, COMPACTION_CONTROL, { value: control, enumerable: false });
+  return node;
 }

@@ -3,13 +3,16 @@ import type { BaseChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "../compactors/abort";
-import { CompactionHook } from "../compactors/compaction-hook";
+import { cacheOf, CompactionHook } from "../compactors/compaction-hook";
+import { repairDanglingCalls } from "../messages/dangling-calls";
+import { emitCompactionEvents } from "./events";
+import { assertRuntimeFlag } from "./runtime-options";
 import { resolveCompactor } from "../compactors/resolve-compactor";
 import type { Compactor } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictedMessage, EvictionCallback } from "../compactors/evictions";
 import type { CompactionReport } from "../compactors/report";
-import { resolveTokenCounter } from "../counting/message-counts";
+import { countTotal, resolveTokenCounter } from "../counting/message-counts";
 import type { TokenCounterLike } from "../counting/types";
 import { assertMessage, assertTimerDelay, assertTokenBudget, describeValue } from "../errors";
 import { comparableFormInSlices, startsWith } from "./store-rewrite";
@@ -125,7 +128,22 @@ export interface CompactingChatMessageHistoryOptions {
   compactionTimeoutMs?: number;
   /** Aborts the running and every later compaction the same way, the compactor's work included (e.g. at shutdown). */
   signal?: AbortSignal;
+  /**
+   * Calls that never got a result (an interrupted run) are answered, in what
+   * a read returns only, by a synthetic result saying the call was
+   * interrupted; the store is not changed. Default `true`.
+   */
+  repairDanglingToolCalls?: boolean;
+  /** With `contextWindow`: each compaction, refusal and failed summary is dispatched as a LangChain custom event. Default `true`. */
+  events?: boolean;
 }
+
+/**
+ * With `targetTokens` in commit mode, how far below the target a rewrite
+ * compacts the store: a store compacted just under its target would be
+ * rewritten at almost every exchange; at 60% of it, every few exchanges.
+ */
+export const COMMIT_REFILL = 0.6;
 
 /**
  * A chat history that keeps a conversation inside a token budget by wrapping
@@ -168,6 +186,8 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   private readonly rewrite: StoreRewrite | null;
   private readonly compactWith: (messages: BaseMessage[], signal: AbortSignal | undefined) => Promise<CompactionReport | null>;
   private readonly compactionTimeoutMs: number | undefined;
+  /** Whether reads answer dangling calls (see `repairDanglingToolCalls`). */
+  private readonly repair: boolean;
   private readonly signal: AbortSignal | undefined;
   /** Single-writer mode: a rewrite that failed part way, the list it replaced (comparable form) and the list the store must end up holding. */
   private pending: { from: string[]; next: BaseMessage[] } | null = null;
@@ -179,7 +199,26 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
     if (typeof options !== "object" || options === null) {
       throw new TypeError(`CompactingChatMessageHistory options must be an object, got ${describeValue(options)}`);
     }
-    const { history, targetTokens, contextWindow, compactAt, compactTo, minGainTokens, mode = "view", onEvict, tokenCounter, compactor, rewrite, compactionTimeoutMs, signal } = options;
+    const {
+      history,
+      targetTokens,
+      contextWindow,
+      compactAt,
+      compactTo,
+      minGainTokens,
+      mode = "view",
+      onEvict,
+      tokenCounter,
+      compactor,
+      rewrite,
+      compactionTimeoutMs,
+      signal,
+      repairDanglingToolCalls = true,
+      events = true,
+    } = options;
+    assertRuntimeFlag("repairDanglingToolCalls", repairDanglingToolCalls);
+    assertRuntimeFlag("events", events);
+    this.repair = repairDanglingToolCalls;
     if (!isWrappableHistory(history)) {
       throw new TypeError(`\`history\` must be a BaseChatMessageHistory or BaseListChatMessageHistory, got ${describeValue(history)}`);
     }
@@ -203,11 +242,24 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
         throw new TypeError("`compactAt`, `compactTo` and `minGainTokens` go with `contextWindow`, not with `targetTokens`");
       }
       const chosen = resolveCompactor(compactor);
+      const counter = resolveTokenCounter(tokenCounter);
+      const cache = cacheOf(chosen);
       // The signal reaches the compactor itself, so an abandoned compaction stops its work (a summary call, store writes).
-      this.compactWith = (messages, signal) => chosen.compactWithReport(messages, targetTokens, tokenCounter, signal === undefined ? undefined : { signal });
+      this.compactWith =
+        mode === "view"
+          ? (messages, signal) => chosen.compactWithReport(messages, targetTokens, tokenCounter, signal === undefined ? undefined : { signal })
+          : async (messages, signal) => {
+              // Commit mode: a store over its target is compacted well under it (see COMMIT_REFILL).
+              if ((await countTotal(messages, counter, cache, signal)) <= targetTokens) return null;
+              return chosen.compactWithReport(messages, Math.floor(targetTokens * COMMIT_REFILL), tokenCounter, signal === undefined ? undefined : { signal });
+            };
     } else {
       const hook = new CompactionHook({ contextWindow: contextWindow!, compactAt, compactTo, minGainTokens, tokenCounter, compactor });
-      this.compactWith = (messages, signal) => hook.run(messages, {}, signal === undefined ? {} : { signal });
+      this.compactWith = async (messages, signal) => {
+        const report = await hook.run(messages, {}, signal === undefined ? {} : { signal });
+        if (events) await emitCompactionEvents(report, "history");
+        return report;
+      };
     }
     let atomic: StoreRewrite | null = null;
     if (mode === "commit" && rewrite !== SINGLE_WRITER_CLEAR_AND_ADD) {
@@ -237,12 +289,13 @@ export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
       // A copy: some stores (InMemoryChatMessageHistory) hand out their live list.
       const stored = [...(await this.history.getMessages())];
       // In commit mode the limits hold until the write is sent (see `compactionTimeoutMs`).
-      return this.bounded(async (limit) => {
+      const read = await this.bounded(async (limit) => {
         const report = await this.compactWithin(stored, limit);
         if (report === null || report.messages === null) return stored;
         if (this.mode === "view") return report.messages;
         return this.commit(stored, report, limit);
       });
+      return this.repair ? repairDanglingCalls(read).messages : read;
     });
   }
 

@@ -14,6 +14,8 @@ import { COMPACTION_VIEW_KEY } from "./compaction-node";
 export { createCompactionNode, COMPACTION_VIEW_KEY } from "./compaction-node";
 export type { CompactionNode, CompactionNodeConfig, CompactionNodeOptions, CompactionNodeState, CompactionNodeUpdate } from "./compaction-node";
 export { applyCompactionView } from "./view-window";
+export { withOverflowRecovery } from "./overflow-recovery";
+export { createCompactionTool } from "./compaction-tool";
 export type { CompactionView, ViewAddition } from "./view-window";
 
 /**

@@ -13,20 +13,26 @@ import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { raceAbort } from "../compactors/abort";
 import { CompactionHook } from "../compactors/compaction-hook";
-import type { CompactionHookOptions } from "../compactors/compaction-hook";
-import type { RequestOverhead } from "../compactors/compactor";
-import type { ToolLike } from "../compactors/compactor";
+import type { CompactionHookOptions, CompactionHookReport, CompactionRunOptions } from "../compactors/compaction-hook";
+import type { RequestOverhead, ToolLike } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictionCallback } from "../compactors/evictions";
 import { describeValue } from "../errors";
+import { repairDanglingCalls } from "../messages/dangling-calls";
 import { commitPlan } from "./commit-update";
-import { advanceCompactionView } from "./view-window";
+import { COMPACTION_CONTROL, CompactionControl, threadOf } from "./compaction-tool";
+import { contextOverflowOf } from "./context-overflow";
+import { emitCompactionEvents } from "./events";
+import { assertRuntimeFlag } from "./runtime-options";
+import { advanceCompactionView, viewOfShown } from "./view-window";
 import type { CompactionView } from "./view-window";
+
+export { createCompactionTool } from "./compaction-tool";
 
 /** How the middleware applies a compaction. */
 export type CompactionMiddlewareMode = "view" | "commit";
 
-/** Options of {@link compactionMiddleware}: the {@link CompactionHook}'s, plus the mode. */
+/** Options of {@link compactionMiddleware}: the {@link CompactionHook}'s, plus how it applies and guards a compaction. */
 export interface CompactionMiddlewareOptions extends CompactionHookOptions {
   /**
    * `"view"` (default): only the request sent to the model is compacted; the
@@ -43,6 +49,22 @@ export interface CompactionMiddlewareOptions extends CompactionHookOptions {
    * Not with `"view"` mode, which takes nothing out.
    */
   onEvict?: EvictionCallback;
+  /**
+   * When the provider refuses a request as too long (`ContextOverflowError`,
+   * or a provider's own overflow error), learn from it (its count, its
+   * limit), compact harder and send the request once more; a second refusal
+   * is the provider's error as it is. Default `true`.
+   */
+  recoverOverflow?: boolean;
+  /**
+   * Calls of an earlier step that never got a result (an interrupted run, a
+   * tool that threw, a cancelled invocation) are answered, in what the model
+   * is sent only, by a synthetic result saying the call was interrupted;
+   * the state is not changed. Default `true`.
+   */
+  repairDanglingToolCalls?: boolean;
+  /** Each compaction, refusal, overflow retry and failed summary is dispatched as a LangChain custom event. Default `true`. */
+  events?: boolean;
 }
 
 /** Options of `createCompactionNode` that the middleware has no use for: it reads them off each request. */
@@ -63,9 +85,19 @@ const stateSchema = z.object({
   _compactionOverhead: z.number().optional(),
 });
 
-interface OverheadSource {
+interface ModelRequestParts {
   tools: readonly (ClientTool | ServerTool)[];
   systemMessage: BaseMessage;
+}
+
+/** What a model request carries besides its messages, as the hook takes it (an empty system prompt is not sent: createAgent drops it). */
+function overheadOf(request: ModelRequestParts): RequestOverhead {
+  const { systemMessage } = request;
+  return {
+    // Agent tools are LangChain tools or provider definitions, both of which the hook's converter takes.
+    tools: request.tools as readonly ToolLike[],
+    systemMessage: systemMessage.text === "" && systemMessage.content.length === 0 ? null : systemMessage,
+  };
 }
 
 /**
@@ -111,11 +143,14 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`compactionMiddleware options must be an object, got ${describeValue(options)}`);
   }
-  const { mode = "view", onEvict, ...hookOptions } = options;
+  const { mode = "view", onEvict, recoverOverflow = true, repairDanglingToolCalls = true, events = true, ...hookOptions } = options;
   if (mode !== "view" && mode !== "commit") {
     throw new RangeError(`\`mode\` must be "view" or "commit", got ${describeValue(mode)}`);
   }
   assertEvictionCallback(onEvict, mode);
+  assertRuntimeFlag("recoverOverflow", recoverOverflow);
+  assertRuntimeFlag("repairDanglingToolCalls", repairDanglingToolCalls);
+  assertRuntimeFlag("events", events);
   // The graph node's overhead options: given here they would be ignored, as the middleware measures each request.
   for (const name of REQUEST_OVERHEAD_OPTIONS) {
     const value = (options as unknown as Record<string, unknown>)[name];
@@ -127,74 +162,117 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
     }
   }
   const hook = new CompactionHook(hookOptions);
-  const measure = overheadMeter(hook);
+  const control = new CompactionControl(hook);
+  const emit = async (report: CompactionHookReport | null, extra?: Parameters<typeof emitCompactionEvents>[2]) => {
+    if (events) await emitCompactionEvents(report, "middleware", extra);
+  };
+  // The request the model was last sent, for commit mode's `beforeModel`, where it is not visible.
+  let lastRequest: RequestOverhead | null = null;
+  const toSend = (messages: BaseMessage[]) => (repairDanglingToolCalls ? repairDanglingCalls(messages).messages : messages);
 
-  if (mode === "view") {
-    return createMiddleware({
-      name: COMPACTION_MIDDLEWARE_NAME,
-      stateSchema,
-      wrapModelCall: async (request, handler) => {
-        const signal = request.runtime?.signal;
-        const overhead = await raceAbort(measure({ tools: request.tools, systemMessage: request.systemMessage }), signal);
-        const advance = await advanceCompactionView(
-          hook,
-          request.messages,
-          request.state._compactionView,
-          { extraTokens: overhead },
-          signal === undefined ? {} : { signal },
-        );
-        // `advance.messages` is always a fresh array: the state's own array is never handed on.
-        const response = await handler({ ...request, messages: advance.messages });
-        // A structured-output result is not an AIMessage and must reach the agent as it is; the cut is then
-        // simply recomputed at the next call.
-        if (advance.report === null || !AIMessage.isInstance(response)) return response;
-        return new Command({ update: { _compactionView: advance.view } });
-      },
-    });
+  /**
+   * The model call, and when the provider refuses it as too long, the hook
+   * taught what it said, a forced compaction of `sent`, and one more call
+   * with the result; `compacted` is then that compaction's report.
+   */
+  const callWithRecovery = async (
+    request: { messages: BaseMessage[] },
+    handler: (request: never) => Promise<unknown>,
+    sent: BaseMessage[],
+    overhead: RequestOverhead,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: unknown; compacted: CompactionHookReport | null }> => {
+    try {
+      return { response: await handler({ ...request, messages: toSend(sent) } as never), compacted: null };
+    } catch (error) {
+      const overflow = recoverOverflow ? contextOverflowOf(error) : null;
+      if (overflow === null) throw error;
+      const estimatedTokens = await hook.estimateTokens(sent, await hook.overheadTokens(overhead));
+      hook.learnFromOverflow({ ...countsOf(overflow), estimatedTokens });
+      const retry = await hook.run(sent, overhead, { ...(signal === undefined ? {} : { signal }), request: overhead, force: true });
+      if (retry === null || retry.messages === null) throw error;
+      await emit(retry, { overflow: { ...countsOf(overflow), estimatedTokens, error: error instanceof Error ? error.message : String(error) } });
+      // A second refusal is the provider's error, as it is.
+      return { response: await handler({ ...request, messages: toSend(retry.messages) } as never), compacted: retry };
+    }
+  };
+
+  const middleware =
+    mode === "view"
+      ? createMiddleware({
+          name: COMPACTION_MIDDLEWARE_NAME,
+          stateSchema,
+          wrapModelCall: async (request, handler) => {
+            const signal = request.runtime?.signal;
+            const thread = threadOf(request.runtime?.configurable);
+            const overhead = overheadOf(request);
+            const asked = control.takeRequest(thread);
+            const runOptions: CompactionRunOptions = {
+              ...(signal === undefined ? {} : { signal }),
+              request: overhead,
+              ...(asked === undefined ? {} : { force: true, instructions: asked.instructions }),
+            };
+            const advance = await advanceCompactionView(hook, request.messages, request.state._compactionView, overhead, runOptions);
+            await emit(advance.run);
+            control.sent(thread, advance.messages, await raceAbort(hook.overheadTokens(overhead), signal));
+            // `advance.messages` is always a fresh array: the state's own array is never handed on.
+            const { response, compacted } = await callWithRecovery(request, handler as never, advance.messages, overhead, signal);
+            const view = compacted?.messages != null ? viewOfShown(request.messages, compacted.messages) : advance.view;
+            if (compacted?.messages != null) control.sent(thread, compacted.messages, await hook.overheadTokens(overhead));
+            // A structured-output result is not an AIMessage and must reach the agent as it is; the cut is then
+            // simply recomputed at the next call.
+            if ((advance.report === null && compacted === null) || !AIMessage.isInstance(response)) return response as AIMessage;
+            return new Command({ update: { _compactionView: view } });
+          },
+        })
+      : createMiddleware({
+          name: COMPACTION_MIDDLEWARE_NAME,
+          stateSchema,
+          beforeModel: async (state, runtime) => {
+            const signal = runtime?.signal;
+            const thread = threadOf(runtime?.configurable);
+            const asked = control.takeRequest(thread);
+            // The request is not visible here: the overhead is the one measured at the previous call.
+            const report = await hook.run(state.messages, { extraTokens: state._compactionOverhead ?? 0 }, {
+              ...(signal === undefined ? {} : { signal }),
+              ...(lastRequest === null ? {} : { request: lastRequest }),
+              ...(asked === undefined ? {} : { force: true, instructions: asked.instructions }),
+            });
+            await emit(report);
+            if (report === null || report.messages === null) return undefined;
+            return { messages: await commitMessages(state.messages, report) };
+          },
+          wrapModelCall: async (request, handler) => {
+            const signal = request.runtime?.signal;
+            const overhead = overheadOf(request);
+            lastRequest = overhead;
+            const overheadTokens = await raceAbort(hook.overheadTokens(overhead), signal);
+            control.sent(threadOf(request.runtime?.configurable), request.messages, overheadTokens);
+            const { response, compacted } = await callWithRecovery(request, handler as never, [...request.messages], overhead, signal);
+            if (!AIMessage.isInstance(response)) return response as AIMessage;
+            const update: Record<string, unknown> = {};
+            if (compacted?.messages != null) update.messages = await commitMessages(request.messages, compacted);
+            if (request.state._compactionOverhead !== overheadTokens) update._compactionOverhead = overheadTokens;
+            return Object.keys(update).length === 0 ? response : new Command({ update });
+          },
+        });
+  /** The state update of a commit, `onEvict` heard first. */
+  async function commitMessages(messages: BaseMessage[], report: CompactionHookReport): Promise<BaseMessage[]> {
+    const { update, writtenAs } = commitPlan(messages, report);
+    if (onEvict !== undefined && update.length > 0) {
+      const evicted = evictionsOf(messages, report, writtenAs);
+      if (evicted.length > 0) await onEvict(evicted);
+    }
+    return update;
   }
-
-  return createMiddleware({
-    name: COMPACTION_MIDDLEWARE_NAME,
-    stateSchema,
-    beforeModel: async (state, runtime) => {
-      const signal = runtime?.signal;
-      const report = await hook.run(state.messages, { extraTokens: state._compactionOverhead ?? 0 }, signal === undefined ? {} : { signal });
-      if (report === null || report.messages === null) return undefined;
-      const { update, writtenAs } = commitPlan(state.messages, report);
-      if (onEvict !== undefined && update.length > 0) {
-        const evicted = evictionsOf(state.messages, report, writtenAs);
-        if (evicted.length > 0) await onEvict(evicted);
-      }
-      return { messages: update };
-    },
-    wrapModelCall: async (request, handler) => {
-      const overhead = await raceAbort(measure({ tools: request.tools, systemMessage: request.systemMessage }), request.runtime?.signal);
-      const response = await handler({ ...request, messages: [...request.messages] });
-      if (request.state._compactionOverhead === overhead || !AIMessage.isInstance(response)) return response;
-      return new Command({ update: { _compactionOverhead: overhead } });
-    },
-  });
+  Object.defineProperty(middleware, COMPACTION_CONTROL, { value: control, enumerable: false });
+  return middleware;
 }
 
-/**
- * Counts the system prompt and tool schemas, remembering the last answer:
- * `createAgent` hands the same tools array and system message on every call
- * unless a middleware changes them.
- */
-function overheadMeter(hook: CompactionHook): (source: OverheadSource) => Promise<number> {
-  let last: { source: OverheadSource; tokens: number } | null = null;
-  return async (source) => {
-    if (last !== null && last.source.tools === source.tools && last.source.systemMessage === source.systemMessage) {
-      return last.tokens;
-    }
-    const overhead: RequestOverhead = {
-      // Agent tools are LangChain tools or provider definitions, both of which the converter takes.
-      tools: source.tools as readonly ToolLike[],
-      // An empty system prompt is not sent (createAgent drops it), so it costs nothing.
-      systemMessage: source.systemMessage.text === "" && source.systemMessage.content.length === 0 ? null : source.systemMessage,
-    };
-    const tokens = await hook.overheadTokens(overhead);
-    last = { source, tokens };
-    return tokens;
+/** The counts an overflow gave, without its error. */
+function countsOf(overflow: { requestTokens?: number; limitTokens?: number }): { requestTokens?: number; limitTokens?: number } {
+  return {
+    ...(overflow.requestTokens === undefined ? {} : { requestTokens: overflow.requestTokens }),
+    ...(overflow.limitTokens === undefined ? {} : { limitTokens: overflow.limitTokens }),
   };
 }

@@ -1,7 +1,6 @@
 import type { BaseMessage, HumanMessage } from "@langchain/core/messages";
-import type { CompactionHook } from "../compactors/compaction-hook";
+import type { CompactionHook, CompactionHookReport, CompactionRunOptions } from "../compactors/compaction-hook";
 import type { RequestOverhead } from "../compactors/compactor";
-import type { CompactOptions } from "../compactors/compactor";
 import type { CompactionReport } from "../compactors/report";
 import { assertConversation } from "../messages/conversation-check";
 import { assertMessage, describeValue } from "../errors";
@@ -233,6 +232,8 @@ export interface ViewAdvance {
   view: CompactionView | null;
   /** The compaction's report when one was applied now, else `null`. */
   report: CompactionReport | null;
+  /** The hook's report whatever came of it (applied, declined, nothing to do), or `null` when the trigger did not fire. */
+  run: CompactionHookReport | null;
 }
 
 /**
@@ -248,10 +249,10 @@ export async function advanceCompactionView(
   messages: readonly BaseMessage[],
   view: CompactionView | null | undefined,
   overhead: RequestOverhead = {},
-  options: CompactOptions = {},
+  options: CompactionRunOptions = {},
 ): Promise<ViewAdvance> {
   const current = applyCompactionView(messages, view);
   const report = await hook.run(current, overhead, options);
-  if (report === null || report.messages === null) return { messages: current, view: view ?? null, report: null };
-  return { messages: report.messages, view: viewOfShown(messages, report.messages), report };
+  if (report === null || report.messages === null) return { messages: current, view: view ?? null, report: null, run: report };
+  return { messages: report.messages, view: viewOfShown(messages, report.messages), report, run: report };
 }

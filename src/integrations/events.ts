@@ -1,0 +1,99 @@
+import { dispatchCustomEvent } from "@langchain/core/callbacks/dispatch";
+import type { CompactionHookReport } from "../compactors/compaction-hook";
+import type { TokenBreakdown } from "../compactors/breakdown";
+import { reasonOf } from "../errors";
+
+/**
+ * What the integrations tell LangChain's callbacks about compaction, as
+ * custom events (`dispatchCustomEvent`): they show in `streamEvents` (as
+ * `on_custom_event`, with the name and data below) and in LangSmith traces
+ * (under the run of the model call or graph node that compacted).
+ */
+
+/** A compaction was applied. */
+export const COMPACTION_EVENT = "compaction";
+/** A compaction was computed and not applied (it would have freed too little), or nothing could be removed. */
+export const COMPACTION_DECLINED_EVENT = "compaction_declined";
+/** The provider refused a request as too long; the integration compacted harder and sent it again. */
+export const COMPACTION_OVERFLOW_RETRY_EVENT = "compaction_overflow_retry";
+/** A summary the summarization stage asked for failed; the compaction went on without it. */
+export const COMPACTION_SUMMARY_FAILED_EVENT = "compaction_summary_failed";
+
+/** The data of a compaction event: JSON, no messages (their count and their tokens only). */
+export interface CompactionEventData {
+  /** The integration that compacted: `"middleware"`, `"langgraph"` or `"history"`. */
+  integration: string;
+  /** The compactor's strategy (`"pipeline"` for a pipeline) and its stages', in order. */
+  strategy: string;
+  stages: string[];
+  /** Tokens of the messages before and after (the compactor's count), and how many messages were removed, rewritten and added. */
+  tokensBefore: number;
+  tokensAfter: number;
+  removed: number;
+  rewritten: number;
+  added: number;
+  /** How long it took, in milliseconds. */
+  durationMs: number;
+  /** The request's tokens by category, before and after (see `TokenBreakdown`). */
+  breakdown: { before: TokenBreakdown; after: TokenBreakdown };
+  /** Whether it was asked for (the compaction tool, an overflow retry) rather than set off by the trigger. */
+  forced: boolean;
+  /** For a declined compaction: why (`"min_gain"`, or `"unchanged"` when nothing could be removed) and what it would have freed. */
+  declined?: { reason: string; gainTokens?: number; minGainTokens?: number };
+  /** For an overflow retry: what the provider's error said, and what the request was estimated at when it was sent. */
+  overflow?: { requestTokens?: number; limitTokens?: number; estimatedTokens: number; error: string };
+  /** For a failed summary: why, and the error's message. */
+  failure?: { strategy: string; reason: string; error: string };
+}
+
+/** Sends one event; a callback that fails is never the compaction's failure. */
+async function dispatch(name: string, data: CompactionEventData): Promise<void> {
+  try {
+    await dispatchCustomEvent(name, data);
+  } catch {
+    // Events are for observers: a handler's error must not break the conversation.
+  }
+}
+
+/** The event data a hook report gives, for `integration`. */
+export function eventDataOf(report: CompactionHookReport, integration: string): CompactionEventData {
+  return {
+    integration,
+    strategy: report.strategy,
+    stages: report.stages.map((stage) => stage.strategy),
+    tokensBefore: report.tokensBefore,
+    tokensAfter: report.tokensAfter,
+    removed: report.removed.length,
+    rewritten: report.rewritten.length,
+    added: report.added.length,
+    durationMs: Math.round(report.durationMs * 1000) / 1000,
+    breakdown: report.breakdown,
+    forced: report.forced,
+  };
+}
+
+/**
+ * The events of one hook run: each summary failure, then the compaction or
+ * its refusal. Nothing for a run the trigger did not set off (`null`).
+ */
+export async function emitCompactionEvents(report: CompactionHookReport | null, integration: string, extra: Partial<CompactionEventData> = {}): Promise<void> {
+  if (report === null) return;
+  const data = { ...eventDataOf(report, integration), ...extra };
+  for (const stage of report.stages) {
+    for (const failure of stage.failures ?? []) {
+      await dispatch(COMPACTION_SUMMARY_FAILED_EVENT, { ...data, failure: { strategy: failure.strategy, reason: failure.reason, error: reasonOf(failure.error) } });
+    }
+  }
+  if (extra.overflow !== undefined) {
+    await dispatch(COMPACTION_OVERFLOW_RETRY_EVENT, data);
+    return;
+  }
+  if (report.messages !== null) await dispatch(COMPACTION_EVENT, data);
+  else {
+    const { declined } = report;
+    await dispatch(COMPACTION_DECLINED_EVENT, {
+      ...data,
+      declined: declined === undefined ? { reason: "unchanged" } : { reason: declined.reason, gainTokens: declined.gainTokens, minGainTokens: declined.minGainTokens },
+    });
+  }
+}

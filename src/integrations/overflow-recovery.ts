@@ -1,0 +1,94 @@
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModelParams, BindToolsInput } from "@langchain/core/language_models/chat_models";
+import { BaseMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { describeValue } from "../errors";
+import { repairDanglingCalls } from "../messages/dangling-calls";
+import { controlOf } from "./compaction-tool";
+import type { CompactionControl } from "./compaction-tool";
+import { contextOverflowOf } from "./context-overflow";
+import { emitCompactionEvents } from "./events";
+
+/** What the wrapper needs of a chat model: to be invoked, and to bind tools (for `createReactAgent`). */
+interface InvokableModel {
+  invoke(input: BaseMessage[], options?: unknown): Promise<unknown>;
+  bindTools?(tools: BindToolsInput[], kwargs?: unknown): unknown;
+  _llmType?(): string;
+}
+
+/**
+ * A chat model that recovers when its provider refuses a request as too
+ * long, for a LangGraph graph whose compaction is the node of
+ * {@link createCompactionNode} (a graph node cannot catch its model node's
+ * error, so the model does). On a context overflow (see
+ * `context-overflow.ts`) it teaches the node's hook what the provider said,
+ * compacts the request harder with a forced run, and sends it once more; a
+ * second refusal is the provider's error as it is. Every other error, and
+ * every other call, passes through unchanged.
+ *
+ * The retry's compaction is what the model is sent, not written to the
+ * state: the node's next run compacts the state with what the hook learnt.
+ * Responses come back whole (the wrapper does not stream tokens).
+ */
+export class OverflowRecoveringChatModel extends BaseChatModel {
+  constructor(
+    private readonly inner: InvokableModel,
+    private readonly control: CompactionControl,
+  ) {
+    super({} as BaseChatModelParams);
+  }
+
+  _llmType(): string {
+    return `overflow-recovering(${typeof this.inner._llmType === "function" ? this.inner._llmType() : "model"})`;
+  }
+
+  /** The same recovery around the inner model with `tools` bound. */
+  override bindTools(tools: BindToolsInput[], kwargs?: Partial<this["ParsedCallOptions"]>): OverflowRecoveringChatModel {
+    if (typeof this.inner.bindTools !== "function") throw new TypeError(`the wrapped model cannot bind tools (it has no bindTools): ${describeValue(this.inner)}`);
+    return new OverflowRecoveringChatModel(this.inner.bindTools(tools, kwargs) as InvokableModel, this.control);
+  }
+
+  async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
+    const call = async (list: BaseMessage[]) => {
+      // The inner model's run is traced on its own, in the graph node's run (this wrapper's run is the model call).
+      const reply = await this.inner.invoke(list, options);
+      if (!BaseMessage.isInstance(reply)) throw new TypeError(`the wrapped model answered ${describeValue(reply)}, not a message`);
+      return { generations: [{ text: reply.text, message: reply }] };
+    };
+    try {
+      return await call(messages);
+    } catch (error) {
+      const overflow = contextOverflowOf(error);
+      if (overflow === null) throw error;
+      const { hook, overhead } = this.control;
+      const estimatedTokens = await hook.estimateTokens(messages, await hook.overheadTokens(overhead));
+      const counts = {
+        ...(overflow.requestTokens === undefined ? {} : { requestTokens: overflow.requestTokens }),
+        ...(overflow.limitTokens === undefined ? {} : { limitTokens: overflow.limitTokens }),
+      };
+      hook.learnFromOverflow({ ...counts, estimatedTokens });
+      const signal = options.signal;
+      const retry = await hook.run(messages, overhead, { ...(signal === undefined ? {} : { signal }), request: overhead, force: true });
+      if (retry === null || retry.messages === null) throw error;
+      if (this.control.events) {
+        await emitCompactionEvents(retry, "langgraph", { overflow: { ...counts, estimatedTokens, error: error instanceof Error ? error.message : String(error) } });
+      }
+      return call(repairDanglingCalls(retry.messages).messages);
+    }
+  }
+}
+
+/**
+ * `model`, recovering from a context overflow with the hook of `node` (a
+ * node of `createCompactionNode`): give it to the graph in the model's place,
+ * e.g. `createReactAgent({ llm: withOverflowRecovery(llm, node), preModelHook:
+ * node, ... })`. See {@link OverflowRecoveringChatModel}.
+ */
+export function withOverflowRecovery(model: unknown, node: unknown): OverflowRecoveringChatModel {
+  const control = controlOf(node);
+  if (control === undefined) throw new TypeError(`withOverflowRecovery needs the node of createCompactionNode, got ${describeValue(node)}`);
+  if (typeof (model as Partial<InvokableModel> | null)?.invoke !== "function") {
+    throw new TypeError(`withOverflowRecovery needs a chat model (an object with invoke()), got ${describeValue(model)}`);
+  }
+  return new OverflowRecoveringChatModel(model as InvokableModel, control);
+}
