@@ -104,3 +104,6 @@ export { redisListRewrite } from "./integrations/redis-rewrite";
 export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/redis-rewrite";
 export { postgresRewrite } from "./integrations/postgres-rewrite";
 export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } from "./integrations/postgres-rewrite";
+// Types a public signature names: a report's failures, and the rewrites a stage may offer a pipeline.
+export type { StageFailure } from "./compactors/report";
+export type { InPlaceRewrites } from "./compactors/compactor";

@@ -23,6 +23,7 @@ import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
 import { FaultInjector, InjectedFault } from "../support/faulty-checkpointer";
 import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
+import { diagnostic } from "../support/diagnostics";
 
 
 // ---------------------------------------------------------------------------
@@ -222,7 +223,7 @@ describe("commit mode under checkpointer faults", () => {
       resumes += outcome.resumes;
       unfinished += outcome.unfinished;
     }
-    console.log(
+    diagnostic(
       `[graph-reliability] ${expect.getState().currentTestName}: ${calls} checkpointer writes per run, ${faults} faults injected ` +
         `(${atCompaction} on the compaction's write), ${resumes} retries completed (${unfinished} of them finishing a run the fault had stopped)`,
     );
@@ -359,7 +360,7 @@ describe("a graph interrupted before its tools resumes from the checkpointer wit
     it.each(["view", "commit"] as const)("%s mode", async (mode) => {
       if (store === null) return;
       const resumes = await interruptedConversation(mode, store);
-      console.log(`[graph-reliability] ${expect.getState().currentTestName}: ${resumes} resumes by a new graph on a reopened checkpointer`);
+      diagnostic(`[graph-reliability] ${expect.getState().currentTestName}: ${resumes} resumes by a new graph on a reopened checkpointer`);
     });
   });
 });

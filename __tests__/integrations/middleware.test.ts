@@ -18,6 +18,7 @@ import type { CompactionMiddlewareOptions } from "../../src/integrations/middlew
 import { anthropicModel } from "../support/provider-wire";
 import { ScriptedAgentModel, toolPairingProblems } from "../support/scripted-model-agent";
 import type { ScriptedCall } from "../support/scripted-model-agent";
+import { diagnostic } from "../support/diagnostics";
 
 const SYSTEM_PROMPT = `You are a weather assistant. ${"Answer briefly and cite the tool output. ".repeat(8)}`;
 const CONTEXT_WINDOW = 3_000;
@@ -133,7 +134,7 @@ describe("compactionMiddleware, view mode", () => {
       }
     });
     // Hysteresis: a few compactions, and between them each request extends the previous one.
-    console.log(`view mode: ${model.calls.length} model calls, ${compactions} compactions`);
+    diagnostic(`view mode: ${model.calls.length} model calls, ${compactions} compactions`);
     expect(compactions).toBeGreaterThanOrEqual(2);
     expect(compactions).toBeLessThan(model.calls.length / 3);
 

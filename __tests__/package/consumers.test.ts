@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { REDIS_URL, requireServer } from "../support/servers";
+import { diagnostic, notice } from "../support/diagnostics";
 
 const run = promisify(execFile);
 const root = join(__dirname, "..", "..");
@@ -120,7 +121,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
-  console.log(`consumer timings:\n${timings.map(([label, ms]) => `  ${label}: ${(ms / 1000).toFixed(1)} s`).join("\n")}`);
+  diagnostic(`consumer timings:\n${timings.map(([label, ms]) => `  ${label}: ${(ms / 1000).toFixed(1)} s`).join("\n")}`);
 });
 
 describe("the packed tarball", () => {
@@ -198,7 +199,7 @@ describe("an ES-module JavaScript app", () => {
     if (PREBUILT_DEFAULT_STATE_WORKS) {
       expect((await outcome).stdout).toMatch(/^ok: state 32 messages/m);
     } else {
-      console.warn("[known failure] createReactAgent without stateSchema; see consumers.test.ts");
+      notice("[known failure] createReactAgent without stateSchema; see consumers.test.ts");
       await expect(outcome).rejects.toThrow(/"view" mode remembers its cut in the state key `compactionView`, which this graph's state lacks/);
     }
   });

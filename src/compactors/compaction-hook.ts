@@ -84,7 +84,12 @@ export interface CompactionHookReport extends CompactionReport {
    * request's tools and outside system prompt included. `after` equals
    * `before` when nothing was applied.
    */
-  breakdown: { before: TokenBreakdown; after: TokenBreakdown };
+  breakdown: {
+    /** The request as it came. */
+    before: TokenBreakdown;
+    /** The request as compacted (equal to `before` when nothing was applied). */
+    after: TokenBreakdown;
+  };
   /** Whether the run was asked for (`force`) rather than set off by the trigger. */
   forced: boolean;
 }
@@ -194,7 +199,9 @@ function assertFraction(name: string, value: unknown): asserts value is number {
  * the integration retries once with a forced run.
  */
 export class CompactionHook {
+  /** What compacts: the compactor given, or the pipeline of the array given (default a `SlidingWindowCompactor`). */
   readonly compactor: Compactor;
+  /** The model's context window, in tokens, as given (what an overflow teaches the hook does not change it). */
   readonly contextWindow: number;
   /** The trigger's fraction of the window when it is one (`{ fraction }`), else `NaN`. */
   readonly compactAt: number;
@@ -204,7 +211,9 @@ export class CompactionHook {
   readonly trigger: CompactionTrigger;
   /** What it compacts down to. */
   readonly target: CompactionTarget;
+  /** The counter given, or `undefined` for the default `approximateTokenCounter`. */
   readonly tokenCounter: TokenCounterLike | undefined;
+  /** A compaction that frees fewer tokens than this is not applied (default `0`). */
   readonly minGainTokens: number;
   private readonly counter: MessageCounter;
   private readonly cache: TokenCountCache | null;

@@ -86,7 +86,9 @@ function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup
 export class SlidingWindowCompactor implements Compactor {
   /** Messages never removed (see {@link SlidingWindowCompactorOptions.protect}). */
   readonly protect: ProtectPredicate | undefined;
+  /** The newest steps always kept (see {@link SlidingWindowCompactorOptions.minKeepSteps}; default `1`). */
   readonly minKeepSteps: number;
+  /** The note's text, `{num_removed}` still unfilled; `null` when history is removed silently (see {@link SlidingWindowCompactorOptions.omissionNote}). */
   readonly omissionNote: string | null;
   /** Where this compactor remembers token counts (`null`: nowhere). */
   readonly cache: TokenCountCache | null;

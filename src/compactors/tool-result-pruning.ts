@@ -113,11 +113,17 @@ function callNames(messages: readonly BaseMessage[]): Map<string, string> {
  * ```
  */
 export class ToolResultPruningCompactor implements Compactor {
+  /** The newest tool results never pruned (see {@link ToolResultPruningCompactorOptions.minKeepResults}; default `3`). */
   readonly minKeepResults: number;
+  /** Only results larger than this many tokens are pruned (default `200`). */
   readonly minTokens: number;
+  /** The text left in place of a pruned result, `{tool_name}` still unfilled (default {@link DEFAULT_PRUNING_PLACEHOLDER}). */
   readonly placeholder: string;
+  /** Results never pruned (see {@link ToolResultPruningCompactorOptions.skip}); `undefined` when none are skipped. */
   readonly skip: ((message: ToolMessage) => boolean) | undefined;
+  /** Messages never rewritten (see {@link ToolResultPruningCompactorOptions.protect}); `undefined` when none are. */
   readonly protect: ProtectPredicate | undefined;
+  /** Where this compactor remembers token counts (`null`: nowhere). */
   readonly cache: TokenCountCache | null;
 
   constructor(options: ToolResultPruningCompactorOptions = {}) {

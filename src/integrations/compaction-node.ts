@@ -27,7 +27,9 @@ const LLM_INPUT_KEY = "llmInputMessages";
  * LangGraph's own `ChannelRead` reads state a node was not given).
  */
 export interface CompactionNodeConfig {
+  /** The run's abort signal: an abort stops the compaction (and any summary call) and rejects. */
   signal?: AbortSignal;
+  /** The graph runtime's configurable values, where the node finds the channel reader. */
   configurable?: Record<string, unknown>;
 }
 
@@ -90,6 +92,7 @@ export interface CompactionNodeOptions extends CompactionHookOptions, RequestOve
 
 /** The state the node reads. */
 export interface CompactionNodeState {
+  /** The conversation, as a messages state holds it. */
   messages: BaseMessage[];
   /** Present (possibly `null`) when the graph's state has the key; `"view"` mode requires it. */
   [COMPACTION_VIEW_KEY]?: CompactionView | null;

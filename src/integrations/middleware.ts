@@ -81,7 +81,9 @@ export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
  * `beforeModel`, where the request is not visible.
  */
 const stateSchema = z.object({
+  /** View mode's remembered cut (private to the middleware). */
   _compactionView: z.custom<CompactionView | null>().optional(),
+  /** The tokens the last request spent on the system prompt and tool schemas (private to the middleware; commit mode reads it in `beforeModel`). */
   _compactionOverhead: z.number().optional(),
 });
 

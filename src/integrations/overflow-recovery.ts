@@ -31,13 +31,26 @@ interface InvokableModel {
  * Responses come back whole (the wrapper does not stream tokens).
  */
 export class OverflowRecoveringChatModel extends BaseChatModel {
-  constructor(
+  // Private: the only way in is withOverflowRecovery, which checks its arguments; the public types then name neither
+  // the node's control nor what the wrapper needs of a model.
+  private constructor(
     private readonly inner: InvokableModel,
     private readonly control: CompactionControl,
   ) {
     super({} as BaseChatModelParams);
   }
 
+  /**
+   * A wrapper around `inner` that recovers with `control` (what
+   * {@link withOverflowRecovery} makes, once it has checked its arguments).
+   *
+   * @internal
+   */
+  static around(inner: InvokableModel, control: CompactionControl): OverflowRecoveringChatModel {
+    return new OverflowRecoveringChatModel(inner, control);
+  }
+
+  /** The model type LangChain records for a run: `overflow-recovering(<the inner model's type>)`. */
   _llmType(): string {
     return `overflow-recovering(${typeof this.inner._llmType === "function" ? this.inner._llmType() : "model"})`;
   }
@@ -48,6 +61,7 @@ export class OverflowRecoveringChatModel extends BaseChatModel {
     return new OverflowRecoveringChatModel(this.inner.bindTools(tools, kwargs) as InvokableModel, this.control);
   }
 
+  /** One model call, retried once, compacted harder, when the provider refuses it as too long (LangChain calls it; use `invoke`). */
   async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
     const call = async (list: BaseMessage[]) => {
       // The inner model's run is traced on its own, in the graph node's run (this wrapper's run is the model call).
@@ -90,5 +104,5 @@ export function withOverflowRecovery(model: unknown, node: unknown): OverflowRec
   if (typeof (model as Partial<InvokableModel> | null)?.invoke !== "function") {
     throw new TypeError(`withOverflowRecovery needs a chat model (an object with invoke()), got ${describeValue(model)}`);
   }
-  return new OverflowRecoveringChatModel(model as InvokableModel, control);
+  return OverflowRecoveringChatModel.around(model as InvokableModel, control);
 }
