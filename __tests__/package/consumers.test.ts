@@ -132,8 +132,11 @@ describe("the packed tarball", () => {
       for (const ext of [".mjs", ".cjs", ".d.mts", ".d.cts"]) expect(files).toContain(`${entry}${ext}`);
     }
     expect(existsSync(join(installed, "LICENSE"))).toBe(true);
-    expect(existsSync(join(installed, "src"))).toBe(false);
-    expect(existsSync(join(installed, "__tests__"))).toBe(false);
+    // Only the builds and the user's documents (npm adds README and LICENSE itself; docs/*.md and the changelog are in
+    // `files`): no sources, tests or benchmark material.
+    const shipped = new Set(["dist", "docs", "package.json", "README.md", "LICENSE", "CHANGELOG.md"]);
+    expect(readdirSync(installed).filter((name) => !shipped.has(name))).toEqual([]);
+    expect(readdirSync(join(installed, "docs")).filter((name) => !name.endsWith(".md"))).toEqual([]);
     // No source map points at a file the tarball does not ship.
     expect(readdirSync(join(installed, "dist"), { recursive: true }).filter((f) => String(f).endsWith(".map"))).toEqual([]);
   });
