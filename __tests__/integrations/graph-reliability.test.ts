@@ -19,7 +19,7 @@ import {
 import { COMPACTION_VIEW_KEY, createCompactionNode } from "../../src/integrations/langgraph";
 import type { CompactionView } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
-import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
+import { ScriptedChatModel } from "../../src/testing";
 import { FaultInjector, InjectedFault } from "../support/faulty-checkpointer";
 import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
@@ -32,9 +32,14 @@ import { diagnostic } from "../support/diagnostics";
 
 
 /** Per user turn: parallel lookup + weather, one more lookup, an answer; ids derived from the turn and the step. */
+let modelsMade = 0;
+
 function stateScriptedModel(): ScriptedChatModel {
+  modelsMade += 1;
   return new ScriptedChatModel({
     usage: approximateTokenCounter,
+    // Reply ids of its own: a new model resuming a thread must not reuse an earlier one's (the state would replace it).
+    idPrefix: `model${modelsMade}`,
     reply: (messages) => {
       let human = messages.length - 1;
       while (human >= 0 && !(HumanMessage.isInstance(messages[human]!) && !isOmissionNote(messages[human]!))) human -= 1;
@@ -280,7 +285,7 @@ async function interruptedConversation(mode: Mode, store: Store): Promise<number
       await graph.invoke(null, config(thread));
       resumes += 1;
       // What the model got after the resume: valid for a provider, and ending with the results of the paused calls.
-      const sent = model.requests[0]!;
+      const sent = model.calls[0]!.messages;
       expect(orderingProblems(sent)).toEqual([]);
       const callIds = (pending as AIMessage).tool_calls!.map((call) => call.id);
       expect(sent.some((message) => message.id === pending.id)).toBe(true);

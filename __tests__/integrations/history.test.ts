@@ -24,7 +24,7 @@ import {
 import type { RedisRewriteClient } from "../../src";
 import { comparableForm } from "../../src/integrations/store-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
-import { ScriptedAgentModel } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
 import { ScriptedSummaryModel } from "../support/summary-model";
 import { NeverSettles } from "../support/test-compactors";
 import { diagnostic } from "../support/diagnostics";
@@ -141,7 +141,7 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
 
   test("works in RunnableWithMessageHistory: the model gets the compacted history, the store keeps all", async () => {
     const store = new InMemoryChatMessageHistory();
-    const model = new ScriptedAgentModel({ reply: (_messages, call) => `reply ${call}: ${"it will be sunny and mild. ".repeat(4)}` });
+    const model = new ScriptedChatModel({ usage: false, reply: (_messages, call) => `reply ${call}: ${"it will be sunny and mild. ".repeat(4)}` });
     const prompt = ChatPromptTemplate.fromMessages([["system", "You are brief."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
     const chain = new RunnableWithMessageHistory({
       runnable: prompt.pipe(model),

@@ -16,8 +16,9 @@ import type { CompactionView } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { CompactionMiddlewareOptions } from "../../src/integrations/middleware";
 import { anthropicModel } from "../support/provider-wire";
-import { ScriptedAgentModel, toolPairingProblems } from "../support/scripted-model-agent";
-import type { ScriptedCall } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
+import type { ScriptedCall } from "../../src/testing";
+import { toolPairingProblems } from "../support/tool-pairing";
 import { diagnostic } from "../support/diagnostics";
 
 const SYSTEM_PROMPT = `You are a weather assistant. ${"Answer briefly and cite the tool output. ".repeat(8)}`;
@@ -31,8 +32,8 @@ const weather = tool(async ({ city }: { city: string }) => `${city}: ${"sunny, 2
 });
 
 /** Calls the tool for a new task, answers once the tool result is in. */
-function scriptedModel(idPrefix = "scripted"): ScriptedAgentModel {
-  return new ScriptedAgentModel({
+function scriptedModel(idPrefix = "scripted"): ScriptedChatModel {
+  return new ScriptedChatModel({
     usage: approximateTokenCounter,
     idPrefix,
     reply: (messages, call) => {
@@ -43,7 +44,7 @@ function scriptedModel(idPrefix = "scripted"): ScriptedAgentModel {
   });
 }
 
-function buildAgent(model: ScriptedAgentModel, checkpointer: MemorySaver, options: Partial<CompactionMiddlewareOptions>, spies = false) {
+function buildAgent(model: ScriptedChatModel, checkpointer: MemorySaver, options: Partial<CompactionMiddlewareOptions>, spies = false) {
   const seenState: { before: string[]; after: string[]; handedSame: boolean }[] = [];
   // Outer spy: the state's messages before and after the inner middleware ran.
   const outer = createMiddleware({
@@ -79,7 +80,7 @@ function isPrefix(shorter: readonly (string | undefined)[], longer: readonly (st
 }
 
 /** The checks every request must pass: system prompt first, valid tool pairing, within the trigger, newest message last. */
-function checkRequest(model: ScriptedAgentModel, call: ScriptedCall, newestId: string | undefined): void {
+function checkRequest(model: ScriptedChatModel, call: ScriptedCall, newestId: string | undefined): void {
   expect(call.messages[0]).toBeInstanceOf(SystemMessage);
   expect(call.messages[0]!.text).toBe(SYSTEM_PROMPT);
   expect(toolPairingProblems(call.messages)).toEqual([]);
