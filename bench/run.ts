@@ -26,6 +26,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { currentAgentsSection, runAgentBench } from "./agents/main";
+import { runBeforeAfter } from "./before-after";
 import { compareQuality } from "./quality";
 import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
@@ -273,6 +274,13 @@ async function main(): Promise<void> {
   // `--runs`: only the agent-run benchmark (bench/runs/), which writes its own section of BENCHMARKS.md.
   if (process.argv.includes("--runs")) {
     await runRunsBench();
+    return;
+  }
+  // `--before-after [ref]`: this checkout's speed against an earlier commit's, in one run (bench/before-after.ts).
+  const beforeAfter = process.argv.indexOf("--before-after");
+  if (beforeAfter >= 0) {
+    const ref = process.argv[beforeAfter + 1];
+    process.stdout.write(`${await runBeforeAfter(ref === undefined || ref.startsWith("--") ? undefined : ref)}\n`);
     return;
   }
   // `--slices`: only issue 31's sections (printed, not written).
