@@ -39,7 +39,9 @@ export class OverflowRecoveringChatModel extends BaseChatModel {
   }
 
   _llmType(): string {
-    return `overflow-recovering(${typeof this.inner._llmType === "function" ? this.inner._llmType() : "model"})`;
+    // BaseChatModel's field initializers ask for the type before this class's constructor has set `inner`.
+    const inner = this.inner as InvokableModel | undefined;
+    return `overflow-recovering(${typeof inner?._llmType === "function" ? inner._llmType() : "model"})`;
   }
 
   /** The same recovery around the inner model with `tools` bound. */
