@@ -9,11 +9,11 @@
  */
 import { ContextOverflowError } from "@langchain/core/errors";
 import type { BaseMessage } from "@langchain/core/messages";
-import { COMPACTION_OVERFLOW_RETRY_EVENT, isOmissionNote } from "../../src";
+import { approximateTokenCounter, COMPACTION_OVERFLOW_RETRY_EVENT, isOmissionNote } from "../../src";
 import type { ScriptedChatModel } from "../../src/testing";
 import { anthropicOverflow, bedrockOverflow, geminiOverflow, openAIOverflow } from "../support/provider-errors";
 import { ask, eventListener, middlewareAgent, nodeAgent, question, thread, weatherModel } from "../support/runtime-agents";
-import type { AgentGraph } from "../support/runtime-agents";
+import type { AgentGraph, Fault } from "../support/runtime-agents";
 import { toolPairingProblems } from "../support/scripted-model-agent";
 
 const COMPACT_TO = 0.4;
@@ -174,4 +174,40 @@ test("commit mode writes the retry's compaction to the checkpointed state", asyn
     expect(state.messages.filter((m) => m.type === "human" && !isOmissionNote(m)).length).toBeLessThan(HISTORY + 1);
     expect(toolPairingProblems(state.messages)).toEqual([]);
   }
+});
+/**
+ * A provider whose real window is smaller than the one configured and whose
+ * tokenizer counts twice what ours does: it refuses every request over its
+ * window, reporting its count and limit as Anthropic does, and reports usage
+ * in its own counts.
+ */
+function hiddenWindowModel(limit: number, errors: unknown[]): { model: ScriptedChatModel; refusals: number[] } {
+  const refusals: number[] = [];
+  const providerCount = (messages: BaseMessage[]) => 2 * approximateTokenCounter(messages);
+  let model: ScriptedChatModel;
+  const fault: Fault = (call) => {
+    const tokens = 2 * model.requestTokens(model.calls[call]!)!;
+    if (tokens <= limit) return undefined;
+    refusals.push(call);
+    const error = Object.assign(new Error(`400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ${tokens} tokens > ${limit} maximum"}}`), { status: 400 });
+    errors.push(error);
+    return error;
+  };
+  // Usage as the provider reports it: in its own counts.
+  model = weatherModel({ fault, usage: providerCount });
+  return { model, refusals };
+}
+
+describe.each(SETUPS)("%s, on a provider with a smaller hidden window", (setup) => {
+  test("one refusal, then every later request fits the provider's window", async () => {
+    const errors: unknown[] = [];
+    // Configured: 8,000 tokens (the trigger never fires on its own before the provider refuses); real: 3,000 of its tokens.
+    const { model, refusals } = hiddenWindowModel(3_000, errors);
+    const agent = build(setup, model, { contextWindow: 8_000 });
+    await ask(agent, "t", 16);
+    expect(model.calls.length).toBeGreaterThanOrEqual(32);
+    expect(refusals.length).toBeGreaterThan(0);
+    // Once the provider has said what it counts and where its limit is, it is not refused again.
+    expect(refusals).toHaveLength(1);
+  });
 });

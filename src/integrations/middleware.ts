@@ -187,8 +187,9 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
     } catch (error) {
       const overflow = recoverOverflow ? contextOverflowOf(error) : null;
       if (overflow === null) throw error;
-      const estimatedTokens = await hook.estimateTokens(sent, await hook.overheadTokens(overhead));
-      hook.learnFromOverflow({ ...countsOf(overflow), estimatedTokens });
+      const overheadTokens = await hook.overheadTokens(overhead);
+      const estimatedTokens = await hook.estimateTokens(sent, overheadTokens);
+      hook.learnFromOverflow({ ...countsOf(overflow), estimatedTokens, localTokens: await hook.localTokens(sent, overheadTokens) });
       const retry = await hook.run(sent, overhead, { ...(signal === undefined ? {} : { signal }), request: overhead, force: true });
       if (retry === null || retry.messages === null) throw error;
       await emit(retry, { overflow: { ...countsOf(overflow), estimatedTokens, error: error instanceof Error ? error.message : String(error) } });
