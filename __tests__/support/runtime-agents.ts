@@ -12,8 +12,8 @@ import { tool } from "@langchain/core/tools";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import type { StateSnapshot } from "@langchain/langgraph";
-import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { createAgent } from "langchain";
+import { createReactAgent, ToolNode } from "@langchain/langgraph/prebuilt";
+import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import type { CompactionEventData } from "../../src";
 import { createCompactionNode, withOverflowRecovery } from "../../src/integrations/langgraph";
@@ -73,17 +73,27 @@ export interface AgentGraph {
 export type Integration = "middleware" | "node";
 
 /** A `createAgent` agent with the compaction middleware of `options`, on a fresh MemorySaver. */
-export function middlewareAgent(model: ScriptedChatModel, options: Partial<CompactionMiddlewareOptions>, extraTools: StructuredToolInterface[] = []) {
+export function middlewareAgent(
+  model: ScriptedChatModel,
+  options: Partial<CompactionMiddlewareOptions>,
+  extraTools: StructuredToolInterface[] = [],
+  otherMiddleware: ReturnType<typeof createMiddleware>[] = [],
+) {
   const middleware = compactionMiddleware({ contextWindow: CONTEXT_WINDOW, ...options });
-  const agent = createAgent({ model, tools: [weather, ...extraTools], systemPrompt: SYSTEM_PROMPT, middleware: [middleware], checkpointer: new MemorySaver() });
+  const agent = createAgent({ model, tools: [weather, ...extraTools], systemPrompt: SYSTEM_PROMPT, middleware: [middleware, ...otherMiddleware], checkpointer: new MemorySaver() });
   return { agent: agent.graph as unknown as AgentGraph, middleware };
 }
 
 /** A `createReactAgent` graph with the compaction node of `options` as its pre-model hook, its model recovering from overflows. */
-export function nodeAgent(model: ScriptedChatModel, options: Partial<CompactionNodeOptions>, extraTools: StructuredToolInterface[] = []) {
+export function nodeAgent(model: ScriptedChatModel, options: Partial<CompactionNodeOptions>, extraTools: StructuredToolInterface[] = [], toolNodeOptions?: { handleToolErrors: boolean }) {
   const tools = [weather, ...extraTools];
   const node = createCompactionNode({ contextWindow: CONTEXT_WINDOW, tools, ...options });
-  const agent = createReactAgent({ llm: withOverflowRecovery(model, node), tools, preModelHook: node, checkpointer: new MemorySaver() });
+  const agent = createReactAgent({
+    llm: withOverflowRecovery(model, node),
+    tools: toolNodeOptions === undefined ? tools : new ToolNode(tools, toolNodeOptions),
+    preModelHook: node,
+    checkpointer: new MemorySaver(),
+  });
   return { agent: agent as unknown as AgentGraph, node };
 }
 
