@@ -8,7 +8,10 @@
  * must reach the caller as the provider's own error object.
  */
 import { ContextOverflowError } from "@langchain/core/errors";
+import { HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
+import { END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { CompactionGraphAnnotation, createCompactionNode, withOverflowRecovery } from "../../src/integrations/langgraph";
 import { approximateTokenCounter, COMPACTION_OVERFLOW_RETRY_EVENT, isOmissionNote } from "../../src";
 import type { ScriptedChatModel } from "../../src/testing";
 import { anthropicOverflow, bedrockOverflow, geminiOverflow, openAIOverflow } from "../support/provider-errors";
@@ -60,12 +63,13 @@ test("the provider errors are what their SDKs throw, not our own stand-ins", asy
   expect((gemini as Error).name).not.toBe("ContextOverflowError");
 });
 
-type Setup = "middleware view" | "middleware commit" | "node view" | "node commit";
-const SETUPS: Setup[] = ["middleware view", "middleware commit", "node view", "node commit"];
+type Setup = "middleware view" | "middleware commit" | "node view" | "node view (CompactionAnnotation)" | "node commit";
+const SETUPS: Setup[] = ["middleware view", "middleware commit", "node view", "node view (CompactionAnnotation)", "node commit"];
 
 function build(setup: Setup, model: ScriptedChatModel, options: Record<string, unknown> = {}): AgentGraph {
   const mode = setup.endsWith("commit") ? "commit" : "view";
-  return setup.startsWith("middleware") ? middlewareAgent(model, { mode, ...options }).agent : nodeAgent(model, { mode, ...options }).agent;
+  if (setup.startsWith("middleware")) return middlewareAgent(model, { mode, ...options }).agent;
+  return nodeAgent(model, { mode, ...options }, [], undefined, setup.endsWith("(CompactionAnnotation)")).agent;
 }
 
 /** The request's size as our counter sees it: its messages and its tool schemas. */
@@ -128,7 +132,7 @@ describe.each(SETUPS)("%s", (setup) => {
     expect(retried * scale).toBeLessThanOrEqual(window * COMPACT_TO + 1);
 
     const state = (await agent.getState(thread("t"))).values as { messages: BaseMessage[] };
-    if (setup === "middleware view" || setup === "node view") {
+    if (!setup.endsWith("commit")) {
       // View mode: the state keeps the whole history; the compaction was the model's request only.
       expect(state.messages.filter((m) => m.type === "human")).toHaveLength(HISTORY + 1);
       expect(state.messages.some((m) => isOmissionNote(m))).toBe(false);
@@ -186,7 +190,8 @@ function hiddenWindowModel(limit: number, errors: unknown[]): { model: ScriptedC
   const providerCount = (messages: BaseMessage[]) => 2 * approximateTokenCounter(messages);
   let model: ScriptedChatModel;
   const fault: Fault = (call) => {
-    const tokens = 2 * model.requestTokens(model.calls[call]!)!;
+    // The model's usage counter is the provider's, so this is the request as the provider counts it.
+    const tokens = model.requestTokens(model.calls[call]!)!;
     if (tokens <= limit) return undefined;
     refusals.push(call);
     const error = Object.assign(new Error(`400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ${tokens} tokens > ${limit} maximum"}}`), { status: 400 });
@@ -209,5 +214,34 @@ describe.each(SETUPS)("%s, on a provider with a smaller hidden window", (setup) 
     expect(refusals.length).toBeGreaterThan(0);
     // Once the provider has said what it counts and where its limit is, it is not refused again.
     expect(refusals).toHaveLength(1);
+  });
+});
+
+describe.each(["view", "commit"] as const)("a custom StateGraph (compaction node, then a model node calling withOverflowRecovery's model), %s mode", (mode) => {
+  test("on a provider with a smaller hidden window: one refusal, every later request fits", async () => {
+    const errors: unknown[] = [];
+    const { model, refusals } = hiddenWindowModel(3_000, errors);
+    const node = createCompactionNode({ contextWindow: 8_000, mode });
+    const llm = withOverflowRecovery(model, node);
+    const graph = new StateGraph(CompactionGraphAnnotation)
+      .addNode("compact", node)
+      .addNode("model", async (state: typeof CompactionGraphAnnotation.State) => ({
+        messages: [await llm.invoke(mode === "view" ? state.llmInputMessages : state.messages)],
+      }))
+      .addEdge(START, "compact")
+      .addEdge("compact", "model")
+      .addEdge("model", END)
+      .compile({ checkpointer: new MemorySaver() });
+    // A chat without tools: every turn is a question and a long answer.
+    for (let turn = 0; turn < 20; turn += 1) {
+      await graph.invoke({ messages: [new HumanMessage(`Tell me about city ${turn}. ${"Be thorough. ".repeat(20)}`)] }, { configurable: { thread_id: "g" } });
+    }
+    expect(model.calls.length).toBeGreaterThanOrEqual(20);
+    expect(refusals).toHaveLength(1);
+    const state = (await graph.getState({ configurable: { thread_id: "g" } })).values as { messages: BaseMessage[] };
+    const questions = state.messages.filter((m) => m.type === "human" && !isOmissionNote(m)).length;
+    // View mode keeps the state whole; commit mode has compacted it.
+    if (mode === "view") expect(questions).toBe(20);
+    else expect(questions).toBeLessThan(20);
   });
 });

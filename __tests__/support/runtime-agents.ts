@@ -16,7 +16,7 @@ import { createReactAgent, ToolNode } from "@langchain/langgraph/prebuilt";
 import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import type { CompactionEventData } from "../../src";
-import { createCompactionNode, withOverflowRecovery } from "../../src/integrations/langgraph";
+import { CompactionAnnotation, createCompactionNode, withOverflowRecovery } from "../../src/integrations/langgraph";
 import type { CompactionNodeOptions } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { CompactionMiddlewareOptions } from "../../src/integrations/middleware";
@@ -85,13 +85,21 @@ export function middlewareAgent(
 }
 
 /** A `createReactAgent` graph with the compaction node of `options` as its pre-model hook, its model recovering from overflows. */
-export function nodeAgent(model: ScriptedChatModel, options: Partial<CompactionNodeOptions>, extraTools: StructuredToolInterface[] = [], toolNodeOptions?: { handleToolErrors: boolean }) {
+export function nodeAgent(
+  model: ScriptedChatModel,
+  options: Partial<CompactionNodeOptions>,
+  extraTools: StructuredToolInterface[] = [],
+  toolNodeOptions?: { handleToolErrors: boolean },
+  annotation = false,
+) {
   const tools = [weather, ...extraTools];
   const node = createCompactionNode({ contextWindow: CONTEXT_WINDOW, tools, ...options });
   const agent = createReactAgent({
     llm: withOverflowRecovery(model, node),
     tools: toolNodeOptions === undefined ? tools : new ToolNode(tools, toolNodeOptions),
     preModelHook: node,
+    // With CompactionAnnotation, view mode remembers its cut in the state rather than reading createReactAgent's channel.
+    ...(annotation ? { stateSchema: CompactionAnnotation } : {}),
     checkpointer: new MemorySaver(),
   });
   return { agent: agent as unknown as AgentGraph, node };
