@@ -12,7 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createAgent } from "langchain";
 import { COMPACTION_EVENT, COMPACTION_TOOL_NAME, createCompactionTool, isCompactionMessage, SlidingWindowCompactor, SummarizationCompactor } from "../../src";
-import { createCompactionNode, withOverflowRecovery } from "../../src/integrations/langgraph";
+import { CompactionAnnotation, createCompactionNode, withOverflowRecovery } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { ScriptedChatModel } from "../../src/testing";
 import { ask, CONTEXT_WINDOW, eventListener, question, SYSTEM_PROMPT, thread, weather, weatherModel } from "../support/runtime-agents";
@@ -43,9 +43,8 @@ function model(afterCompaction = false): ScriptedChatModel {
   });
 }
 
-type Setup = "middleware view" | "middleware commit" | "node view" | "node commit";
-const SETUPS: Setup[] = ["middleware view", "middleware commit", "node view", "node commit"];
-
+type Setup = "middleware view" | "middleware commit" | "node view" | "node view (CompactionAnnotation)" | "node commit";
+const SETUPS: Setup[] = ["middleware view", "middleware commit", "node view", "node view (CompactionAnnotation)", "node commit"];
 function build(setup: Setup, scripted: ScriptedChatModel, summaries: ScriptedSummaryModel): AgentGraph {
   const mode = setup.endsWith("commit") ? "commit" : "view";
   const compactor = [new SummarizationCompactor({ model: summaries, maxSummaryTokens: 150 }), new SlidingWindowCompactor()];
@@ -57,7 +56,8 @@ function build(setup: Setup, scripted: ScriptedChatModel, summaries: ScriptedSum
   // The node is made before its tool, so it counts the weather tool's schema only (the compaction tool's is small).
   const node = createCompactionNode({ contextWindow: CONTEXT_WINDOW, mode, compactor, tools: [weather] });
   const tools = [weather, createCompactionTool(node)];
-  return createReactAgent({ llm: withOverflowRecovery(scripted, node), tools, preModelHook: node, checkpointer: new MemorySaver() }) as unknown as AgentGraph;
+  const stateSchema = setup.endsWith("(CompactionAnnotation)") ? { stateSchema: CompactionAnnotation } : {};
+  return createReactAgent({ llm: withOverflowRecovery(scripted, node), tools, preModelHook: node, ...stateSchema, checkpointer: new MemorySaver() }) as unknown as AgentGraph;
 }
 
 const compactions = (events: HeardEvent[]) => events.filter((event) => event.name === COMPACTION_EVENT);

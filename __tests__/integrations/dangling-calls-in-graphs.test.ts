@@ -69,14 +69,14 @@ const throwingToolMiddleware = createMiddleware({
   },
 });
 
-type Setup = "middleware view" | "middleware commit" | "node view" | "node commit";
-const SETUPS: Setup[] = ["middleware view", "middleware commit", "node view", "node commit"];
+type Setup = "middleware view" | "middleware commit" | "node view" | "node view (CompactionAnnotation)" | "node commit";
+const SETUPS: Setup[] = ["middleware view", "middleware commit", "node view", "node view (CompactionAnnotation)", "node commit"];
 
 function build(setup: Setup, scripted: ScriptedChatModel, repairDanglingToolCalls = true): AgentGraph {
   const mode = setup.endsWith("commit") ? "commit" : "view";
   const tools = [explode, confirm, slow];
   if (setup.startsWith("middleware")) return middlewareAgent(scripted, { mode, repairDanglingToolCalls }, tools, [throwingToolMiddleware]).agent;
-  return nodeAgent(scripted, { mode, repairDanglingToolCalls }, tools, { handleToolErrors: false }).agent;
+  return nodeAgent(scripted, { mode, repairDanglingToolCalls }, tools, { handleToolErrors: false }, setup.endsWith("(CompactionAnnotation)")).agent;
 }
 
 /** Leaves the thread with the calls of `shape`'s question unanswered. */
