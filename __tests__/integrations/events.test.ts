@@ -5,8 +5,11 @@
  * and an overflow retry, from the middleware and from the node; nothing
  * with `events: false`.
  */
-import { COMPACTION_DECLINED_EVENT, COMPACTION_EVENT, COMPACTION_OVERFLOW_RETRY_EVENT, COMPACTION_SUMMARY_FAILED_EVENT, SlidingWindowCompactor, SummarizationCompactor } from "../../src";
+import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import { RunnableWithMessageHistory } from "@langchain/core/runnables";
+import { CompactingChatMessageHistory, COMPACTION_DECLINED_EVENT, COMPACTION_EVENT, COMPACTION_OVERFLOW_RETRY_EVENT, COMPACTION_SUMMARY_FAILED_EVENT, SlidingWindowCompactor, SummarizationCompactor } from "../../src";
 import type { CompactionEventData, TokenBreakdown } from "../../src";
+import { ScriptedChatModel } from "../../src/testing";
 import { ask, middlewareAgent, nodeAgent, question, thread, weatherModel } from "../support/runtime-agents";
 import type { AgentGraph, HeardEvent } from "../support/runtime-agents";
 import { ScriptedSummaryModel } from "../support/summary-model";
@@ -121,5 +124,38 @@ describe.each(["middleware", "node"] as const)("%s", (setup) => {
     const on = build(setup, {});
     for (let index = 0; index < 20 && !compacted; index += 1) compacted = (await streamedEvents(on, `What is the weather in place ${index}?`, "t")).length > 0;
     expect(compacted).toBe(true);
+  });
+});
+
+describe("the history wrapper, under RunnableWithMessageHistory", () => {
+  async function chatEvents(events: boolean): Promise<{ heard: HeardEvent[]; compacted: boolean }> {
+    const store = new InMemoryChatMessageHistory();
+    const history = new CompactingChatMessageHistory({ history: store, contextWindow: 400, events });
+    const model = new ScriptedChatModel({ reply: (_messages, call) => `Answer ${call}: ${"words ".repeat(40)}` });
+    const chain = new RunnableWithMessageHistory({ runnable: model, getMessageHistory: async () => history });
+    const heard: HeardEvent[] = [];
+    for (let turn = 0; turn < 8; turn += 1) {
+      for await (const event of chain.streamEvents(`Question ${turn} ${"more ".repeat(20)}`, { version: "v2", configurable: { sessionId: "s" } })) {
+        if (event.event === "on_custom_event" && NAMES.includes(event.name)) heard.push({ name: event.name, data: event.data as CompactionEventData });
+      }
+    }
+    // The model was sent fewer messages than the store holds: reads were compacted.
+    const compacted = model.calls.at(-1)!.messages.length < (await store.getMessages()).length;
+    return { heard, compacted };
+  }
+
+  test("each compaction of a read is an event; events: false sends none", async () => {
+    const on = await chatEvents(true);
+    expect(on.compacted).toBe(true);
+    expect(on.heard.length).toBeGreaterThan(0);
+    for (const { name, data } of on.heard) {
+      expect(name).toBe(COMPACTION_EVENT);
+      expect(data.integration).toBe("history");
+      expect(data.tokensAfter).toBeLessThan(data.tokensBefore);
+      expect(total(data.breakdown.before) - data.breakdown.before.system - data.breakdown.before.tools).toBe(data.tokensBefore);
+    }
+    const off = await chatEvents(false);
+    expect(off.compacted).toBe(true);
+    expect(off.heard).toEqual([]);
   });
 });
