@@ -108,6 +108,14 @@ export interface OverflowLesson {
   limitTokens?: number;
   /** The request's size as the hook estimated it when it was sent. */
   estimatedTokens: number;
+  /**
+   * The request's size by the hook's own counter alone (see
+   * {@link CompactionHook.localTokens}): what the provider's count is
+   * compared with to scale local counts. The estimate is not, as it may
+   * be mostly the provider's reported usage, already in its counts.
+   * Default `estimatedTokens`.
+   */
+  localTokens?: number;
 }
 
 /**
@@ -321,6 +329,17 @@ export class CompactionHook {
     return this.estimate(messages, overheadTokens, undefined);
   }
 
+  /**
+   * The size of a request by the hook's own counter alone: `messages` plus
+   * `overheadTokens`, no reported usage, no scaling. What an overflow's count
+   * is set against (see {@link learnFromOverflow}).
+   */
+  async localTokens(messages: BaseMessage[], overheadTokens = 0): Promise<number> {
+    await assertConversationInSlices(messages);
+    assertTokenBudget("overheadTokens", overheadTokens);
+    return overheadTokens + (await this.countMessages(messages));
+  }
+
   /** Whether the trigger holds for `messages`. */
   async shouldCompact(messages: BaseMessage[], overheadTokens = 0): Promise<boolean> {
     await assertConversationInSlices(messages);
@@ -336,9 +355,9 @@ export class CompactionHook {
    * nine tenths of what was refused. Later estimates and targets use both.
    */
   learnFromOverflow(lesson: OverflowLesson): void {
-    const { requestTokens, limitTokens, estimatedTokens } = lesson;
-    if (requestTokens !== undefined && estimatedTokens > 0 && requestTokens > estimatedTokens) {
-      this.scale = Math.max(this.scale, requestTokens / estimatedTokens);
+    const { requestTokens, limitTokens, estimatedTokens, localTokens = estimatedTokens } = lesson;
+    if (requestTokens !== undefined && localTokens > 0 && requestTokens > localTokens) {
+      this.scale = Math.max(this.scale, requestTokens / localTokens);
     }
     const window = limitTokens ?? (requestTokens === undefined ? Math.floor(estimatedTokens * 0.9) : undefined);
     if (window !== undefined && window > 0) this.learnedWindow = Math.min(this.learnedWindow ?? Number.POSITIVE_INFINITY, window);
