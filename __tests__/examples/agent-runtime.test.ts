@@ -6,7 +6,7 @@
 import { COMPACTION_EVENT, COMPACTION_OVERFLOW_RETRY_EVENT, isRepairedCallResult } from "../../src";
 import { CONFIGURED_WINDOW, INSTRUCTIONS, main, REAL_WINDOW } from "../../examples/agent-runtime";
 import { importExamplesOffline, testRunsStandalone } from "../support/run-example";
-import { toolPairingProblems } from "../support/scripted-model-agent";
+import { toolPairingProblems } from "../support/tool-pairing";
 
 importExamplesOffline();
 testRunsStandalone(["agent-runtime.ts"]);

@@ -17,7 +17,7 @@ import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { ScriptedChatModel } from "../../src/testing";
 import { ask, CONTEXT_WINDOW, eventListener, question, SYSTEM_PROMPT, thread, weather, weatherModel } from "../support/runtime-agents";
 import type { AgentGraph, HeardEvent } from "../support/runtime-agents";
-import { toolPairingProblems } from "../support/scripted-model-agent";
+import { toolPairingProblems } from "../support/tool-pairing";
 import { ScriptedSummaryModel } from "../support/summary-model";
 
 const INSTRUCTIONS = "keep the API decisions: v2 endpoints, no pagination";

@@ -23,7 +23,7 @@ import { CompactingChatMessageHistory, isRepairedCallResult } from "../../src";
 import type { ScriptedChatModel } from "../../src/testing";
 import { middlewareAgent, nodeAgent, question, thread, weatherModel } from "../support/runtime-agents";
 import type { AgentGraph } from "../support/runtime-agents";
-import { toolPairingProblems } from "../support/scripted-model-agent";
+import { toolPairingProblems } from "../support/tool-pairing";
 
 const explode = tool(async () => {
   throw new Error("the deploy service is down");

@@ -17,7 +17,7 @@ import type { ScriptedChatModel } from "../../src/testing";
 import { anthropicOverflow, bedrockOverflow, geminiOverflow, openAIOverflow } from "../support/provider-errors";
 import { ask, eventListener, middlewareAgent, nodeAgent, question, thread, weatherModel } from "../support/runtime-agents";
 import type { AgentGraph, Fault } from "../support/runtime-agents";
-import { toolPairingProblems } from "../support/scripted-model-agent";
+import { toolPairingProblems } from "../support/tool-pairing";
 
 const COMPACT_TO = 0.4;
 /** Questions asked before the one whose first model call is refused (two model calls each). */

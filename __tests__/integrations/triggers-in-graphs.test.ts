@@ -11,7 +11,7 @@ import type { CompactionTarget, CompactionTrigger } from "../../src";
 import type { ScriptedChatModel } from "../../src/testing";
 import { ask, middlewareAgent, nodeAgent, thread, weatherModel } from "../support/runtime-agents";
 import type { AgentGraph } from "../support/runtime-agents";
-import { toolPairingProblems } from "../support/scripted-model-agent";
+import { toolPairingProblems } from "../support/tool-pairing";
 
 const WINDOW = 1_000_000;
 const QUESTIONS = 10;
