@@ -7,6 +7,9 @@
  */
 import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
+import { RunCollectorCallbackHandler } from "@langchain/core/tracers/run_collector";
+
+type Run = RunCollectorCallbackHandler["tracedRuns"][number];
 import { CompactingChatMessageHistory, COMPACTION_DECLINED_EVENT, COMPACTION_EVENT, COMPACTION_OVERFLOW_RETRY_EVENT, COMPACTION_SUMMARY_FAILED_EVENT, SlidingWindowCompactor, SummarizationCompactor } from "../../src";
 import type { CompactionEventData, TokenBreakdown } from "../../src";
 import { ScriptedChatModel } from "../../src/testing";
@@ -111,6 +114,28 @@ describe.each(["middleware", "node"] as const)("%s", (setup) => {
     expect(retry).toHaveLength(1);
     expect(retry[0]!.data).toMatchObject({ integration, forced: true, overflow: { requestTokens: 5000, limitTokens: 3000, error: error.message } });
     expect(retry[0]!.data.overflow!.estimatedTokens).toBeGreaterThan(0);
+  });
+
+  test("a tracer (LangSmith's is one) sees each event as a run of its name under the run that compacted, the data as its outputs", async () => {
+    const agent = build(setup, {});
+    let traced: Run[] = [];
+    let streamed: HeardEvent[] = [];
+    for (let index = 0; index < 30 && traced.length === 0; index += 1) {
+      const collector = new RunCollectorCallbackHandler();
+      const heard: HeardEvent[] = [];
+      const config = { ...thread("t"), version: "v2" as const, callbacks: [collector] };
+      for await (const event of agent.streamEvents(question(`What is the weather in place ${index}?`), config)) {
+        if (event.event === "on_custom_event" && NAMES.includes(event.name)) heard.push({ name: event.name, data: event.data as CompactionEventData });
+      }
+      const all = collector.tracedRuns.flatMap(function flatten(run: Run): Run[] {
+        return [run, ...(run.child_runs ?? []).flatMap(flatten)];
+      });
+      traced = all.filter((run) => NAMES.includes(run.name));
+      streamed = heard;
+    }
+    expect(traced.map((run) => run.name)).toEqual([COMPACTION_EVENT]);
+    expect(traced[0]!.outputs).toEqual(streamed[0]!.data);
+    expect(traced[0]!.parent_run_id).toBeDefined();
   });
 
   test("events: false dispatches none, the compaction happening all the same", async () => {
