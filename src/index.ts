@@ -104,3 +104,4 @@ export { redisListRewrite } from "./integrations/redis-rewrite";
 export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/redis-rewrite";
 export { postgresRewrite } from "./integrations/postgres-rewrite";
 export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } from "./integrations/postgres-rewrite";
+export { isNativeCompaction, latestNativeCompaction } from "./messages/native-compaction";

@@ -14,7 +14,7 @@ import { nextSlice, sliceUsedUp } from "../time-slices";
 import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor, InPlaceRewrites } from "./compactor";
 import { countOne } from "./count-one";
-import { assertProtect, protectedMessagesInSlices } from "./protection";
+import { assertProtect, hasProtection, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
 import { assertConversationInSlices } from "../messages/conversation-check";
@@ -206,10 +206,10 @@ export class ToolResultPruningCompactor implements Compactor {
    * next stage reads only some of the list (see `Compactor.rewritesInPlace`):
    * a candidate is decided as {@link compactWithReport} decides it when the
    * list does not fit after pruning, which prunes every eligible candidate.
-   * `undefined` with `protect` (protection is decided over the whole list).
+   * `undefined` with `protect` or a native compaction marker (protection is decided over the whole list).
    */
   rewritesInPlace(messages: BaseMessage[], tokenCounter?: TokenCounterLike, options?: CompactOptions): InPlaceRewrites | undefined {
-    if (this.protect !== undefined) return undefined;
+    if (hasProtection(messages, this.protect)) return undefined;
     const candidates = this.candidatesOf(messages);
     if (candidates.length === 0) return undefined;
     const signal = signalOf(options);
