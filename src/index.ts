@@ -105,3 +105,5 @@ export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/re
 export { postgresRewrite } from "./integrations/postgres-rewrite";
 export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } from "./integrations/postgres-rewrite";
 export { isNativeCompaction, latestNativeCompaction } from "./messages/native-compaction";
+export { cacheAwareMinGain } from "./compactors/cache-pricing";
+export type { CacheAwareMinGainOptions } from "./compactors/cache-pricing";
