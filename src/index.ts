@@ -107,3 +107,4 @@ export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } fro
 export { isNativeCompaction, latestNativeCompaction } from "./messages/native-compaction";
 export { cacheAwareMinGain } from "./compactors/cache-pricing";
 export type { CacheAwareMinGainOptions } from "./compactors/cache-pricing";
+export { CLEARED_TOOL_INPUT } from "./messages/cleared-assistant";
