@@ -178,3 +178,27 @@ describe("what is and is not a native compaction marker", () => {
     expect(latestNativeCompaction(messages)).toBe(6);
   });
 });
+
+describe("the latest marker of a list that continues one seen before", () => {
+  /** The reference: every message read, newest first. */
+  const plainScan = (messages: BaseMessage[]) => {
+    for (let index = messages.length - 1; index >= 0; index -= 1) if (isNativeCompaction(messages[index]!)) return index;
+    return -1;
+  };
+  const marker = (text: string) => new AIMessage({ content: [{ type: "compaction", content: text }] as never });
+
+  test("is what reading the whole list says, whatever changed since (grown, marker replaced, cut, another list)", () => {
+    const base: BaseMessage[] = [system(), human(), answer(), marker("one"), human(), answer()];
+    const lists: BaseMessage[][] = [
+      base,
+      [...base, human(), answer()], // grown, no new marker
+      [...base, human(), marker("two"), human()], // grown with a newer marker
+      [...base.slice(0, 3), answer(), ...base.slice(4)], // the marker replaced by a plain message
+      base.slice(0, 3), // cut before the marker
+      [...base.slice(0, 3), human(), marker("three")], // cut, then a marker elsewhere
+      base, // back to the first list
+      [system(), human(), answer()], // another conversation
+    ];
+    for (const list of lists) expect(latestNativeCompaction(list)).toBe(plainScan(list));
+  });
+});

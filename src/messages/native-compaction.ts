@@ -1,4 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import { PrefixMemory } from "./prefix-memory";
 
 /**
  * Provider-native compaction markers: the one definition every stage reads
@@ -51,6 +52,7 @@ function holdsCompactionItem(items: unknown): boolean {
  * `response_metadata.output`).
  */
 export function isNativeCompaction(message: BaseMessage): boolean {
+  if (!isRecord(message)) return false;
   if (holdsCompactionItem(message.content)) return true;
   const kwargs = message.additional_kwargs as Record<string, unknown> | undefined;
   if (isRecord(kwargs) && holdsCompactionItem(kwargs.tool_outputs)) return true;
@@ -58,12 +60,22 @@ export function isNativeCompaction(message: BaseMessage): boolean {
   return isRecord(metadata) && holdsCompactionItem(metadata.output);
 }
 
+/** The markers' indices in the last list seen per conversation (ascending; usually none). */
+const memory = new PrefixMemory<{ markers: number[] }>();
+
 /**
  * The index of the latest message carrying a native compaction marker, or
- * `-1` when none does. Read newest first, so a conversation with a recent
- * marker is read only back to it.
+ * `-1` when none does. Every stage asks on every compaction, so the markers
+ * of the last list seen for a conversation are remembered (by message
+ * identity, as the layout is: `prefix-memory.ts`), and a list that continues
+ * it is read only from where it differs.
  */
 export function latestNativeCompaction(messages: readonly BaseMessage[]): number {
-  for (let index = messages.length - 1; index >= 0; index -= 1) if (isNativeCompaction(messages[index]!)) return index;
-  return -1;
+  const { entry, common } = memory.recall(messages);
+  const state = entry?.state ?? { markers: [] };
+  const markers = state.markers;
+  while (markers.length > 0 && markers[markers.length - 1]! >= common) markers.pop();
+  for (let index = common; index < messages.length; index += 1) if (isNativeCompaction(messages[index]!)) markers.push(index);
+  memory.remember(entry, state, messages, common);
+  return markers.length === 0 ? -1 : markers[markers.length - 1]!;
 }
