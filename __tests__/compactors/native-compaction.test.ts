@@ -14,6 +14,7 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { convertPromptToAnthropic } from "@langchain/anthropic";
 import { convertMessagesToResponsesInput } from "@langchain/openai";
 import {
+  CompactionHook,
   CompactionPipeline,
   SlidingWindowCompactor,
   SummarizationCompactor,
@@ -21,6 +22,7 @@ import {
   ToolResultPruningCompactor,
   isNativeCompaction,
   latestNativeCompaction,
+  omissionNoteMetadata as omissionNoteMetadataOf,
 } from "../../src";
 import type { Compactor } from "../../src";
 import { protectedMessages } from "../../src/compactors/protection";
@@ -200,5 +202,38 @@ describe("the latest marker of a list that continues one seen before", () => {
       [system(), human(), answer()], // another conversation
     ];
     for (const list of lists) expect(latestNativeCompaction(list)).toBe(plainScan(list));
+  });
+});
+
+describe("the hook counts what the provider reads: nothing before the marker", () => {
+  const marker = () => new AIMessage({ content: [{ type: "compaction", content: "Summary of the first five days." }] as never });
+  /** system, five large turns the marker stands for, the marker, then `after` turns of 100 tokens each. */
+  const conversation = (after: number): BaseMessage[] => {
+    const messages: BaseMessage[] = [system(20)];
+    for (let i = 0; i < 5; i += 1) messages.push(human(10), answer(1_000));
+    messages.push(human(10, "M"), marker());
+    for (let i = 0; i < after; i += 1) messages.push(human(50), answer(50));
+    return messages;
+  };
+  const hook = () => new CompactionHook({ contextWindow: 1_000, compactAt: 0.7, compactTo: 0.4, tokenCounter: lengthCounter });
+  const afterMarker = (messages: BaseMessage[]) => lengthCounter(messages.slice(latestNativeCompaction(messages) + 1));
+
+  test("what stands before the marker does not set the trigger off", async () => {
+    const messages = conversation(5); // 5,040 tokens in all, 500 after the marker
+    expect(lengthCounter(messages)).toBeGreaterThan(700);
+    expect(await hook().shouldCompact(messages)).toBe(false);
+    expect(await hook().run(messages)).toBeNull();
+  });
+
+  test("once what follows the marker reaches the trigger, it is compacted to the target, and only it", async () => {
+    const messages = conversation(8); // 800 after the marker
+    const report = (await hook().run(messages))!;
+    const out = report.messages!;
+    const boundary = latestNativeCompaction(messages);
+    for (let index = 0; index <= boundary; index += 1) expect(out[index]).toBe(messages[index]);
+    // The window keeps whole turns after the marker up to the target (400, less the prefix the provider reads: system and the marker's turn).
+    const kept = afterMarker(out.filter((message) => omissionNoteMetadataOf(message) === undefined));
+    expect(kept).toBeGreaterThanOrEqual(300);
+    expect(kept).toBeLessThanOrEqual(400);
   });
 });
