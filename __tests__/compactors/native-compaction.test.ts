@@ -236,4 +236,14 @@ describe("the hook counts what the provider reads: nothing before the marker", (
     expect(kept).toBeGreaterThanOrEqual(300);
     expect(kept).toBeLessThanOrEqual(400);
   });
+
+  test("a target in messages keeps that many messages after the marker, whatever stands before it", async () => {
+    const messages = conversation(8);
+    const byMessages = new CompactionHook({ contextWindow: 1_000, trigger: { messages: 20 }, target: { messages: 6 }, tokenCounter: lengthCounter });
+    const out = (await byMessages.run(messages))!.messages!;
+    const boundary = latestNativeCompaction(messages);
+    for (let index = 0; index <= boundary; index += 1) expect(out[index]).toBe(messages[index]);
+    const after = out.slice(boundary + 1).filter((message) => omissionNoteMetadataOf(message) === undefined);
+    expect(after).toEqual(messages.slice(-6));
+  });
 });
