@@ -12,7 +12,7 @@ import { convertPromptToAnthropic } from "@langchain/anthropic";
 import { convertMessagesToCompletionsMessageParams, convertMessagesToResponsesInput } from "@langchain/openai";
 import { CLEARED_TOOL_INPUT, CompactionPipeline, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
 import { anthropicModel, chatCompletion, openAIModel, responsesResult } from "../support/provider-wire";
-import { assertAnthropic, assertOpenAICompletions, assertOpenAIResponses, assertStrictOrdering } from "../support/providers";
+import { assertAnthropic, assertConvertsEverywhere, assertOpenAICompletions, assertOpenAIResponses, assertStrictOrdering } from "../support/providers";
 
 const BIG = "line of the file being written\n".repeat(120); // ~900 tokens by the estimate
 const SMALL = "src/a.ts";
@@ -118,6 +118,7 @@ describe("clearing older reasoning and large tool inputs", () => {
       .filter((p) => p.role === "assistant")
       .map((p) => JSON.parse((p.tool_calls as { function: { arguments: string } }[])[0]!.function.arguments) as unknown);
     expect(args).toEqual([CLEARED_TOOL_INPUT, CALLS[1]!.args, CALLS[2]!.args]);
+    assertConvertsEverywhere(out); // Responses, Anthropic and Gemini too
   });
 
   test("off by default: results are pruned, assistant messages are left alone", async () => {

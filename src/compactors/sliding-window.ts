@@ -75,8 +75,10 @@ function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup
  * - one omission note stands where messages were removed, and earlier notes
  *   are folded into it.
  *
- * The target is a goal, not a guarantee: protected messages and the newest
- * `minKeepSteps` steps stay whatever their size, and the note is not counted.
+ * The target is a goal, not a guarantee: protected messages (and everything
+ * up to a provider's native compaction marker: `messages/native-compaction.ts`)
+ * and the newest `minKeepSteps` steps stay whatever their size, and the note
+ * is not counted.
  *
  * @example
  * ```ts

@@ -120,8 +120,10 @@ function callNames(messages: readonly BaseMessage[]): Map<string, string> {
  * of results (the model has not seen them yet), error results
  * (`status: "error"`: short and informative), results of `minTokens` or
  * fewer, results a compaction already rewrote (pruned or offloaded), results
- * `skip` names, and protected ones. A placeholder that would not be smaller
- * than the result is not used.
+ * `skip` names, and protected ones (with everything up to a provider's native
+ * compaction marker: `messages/native-compaction.ts`). A placeholder that
+ * would not be smaller than the result is not used. With `clearThinking` or
+ * `clearToolInputs`, older assistant messages are cleared in the same pass.
  *
  * Each message is counted once (through the cache) and each replacement once:
  * linear in the length of the conversation.
