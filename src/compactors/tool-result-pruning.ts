@@ -13,7 +13,6 @@ import { isTool } from "../messages/roles";
 import { nextSlice, sliceUsedUp } from "../time-slices";
 import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import { assistantCandidates, assistantClearer } from "./assistant-clearing";
-import type { AssistantClearingOptions } from "./assistant-clearing";
 import type { CompactOptions, Compactor, InPlaceRewrites } from "./compactor";
 import { countOne } from "./count-one";
 import { assertProtect, hasProtection, protectedMessagesInSlices } from "./protection";
@@ -141,8 +140,12 @@ export class ToolResultPruningCompactor implements Compactor {
   readonly skip: ((message: ToolMessage) => boolean) | undefined;
   readonly protect: ProtectPredicate | undefined;
   readonly cache: TokenCountCache | null;
-  /** What is cleared from older assistant messages besides results (see `clearThinking`, `clearToolInputs`). */
-  readonly clearing: Readonly<AssistantClearingOptions>;
+  /**
+   * What is cleared from older assistant messages besides results: their
+   * reasoning (`clearThinking`), and call inputs of more than
+   * `inputMinTokens` tokens (`clearToolInputs`; `null`: none).
+   */
+  readonly clearing: Readonly<{ thinking: boolean; inputMinTokens: number | null }>;
 
   constructor(options: ToolResultPruningCompactorOptions = {}) {
     if (typeof options !== "object" || options === null || Array.isArray(options)) {
