@@ -145,7 +145,12 @@ export class ToolResultPruningCompactor implements Compactor {
    * reasoning (`clearThinking`), and call inputs of more than
    * `inputMinTokens` tokens (`clearToolInputs`; `null`: none).
    */
-  readonly clearing: Readonly<{ thinking: boolean; inputMinTokens: number | null }>;
+  readonly clearing: Readonly<{
+    /** Whether reasoning is cleared (`clearThinking`). */
+    thinking: boolean;
+    /** Inputs of more than this many tokens are cleared (`clearToolInputs`); `null`: none. */
+    inputMinTokens: number | null;
+  }>;
 
   constructor(options: ToolResultPruningCompactorOptions = {}) {
     if (typeof options !== "object" || options === null || Array.isArray(options)) {
