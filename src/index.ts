@@ -107,3 +107,7 @@ export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } fro
 // Types a public signature names: a report's failures, and the rewrites a stage may offer a pipeline.
 export type { StageFailure } from "./compactors/report";
 export type { InPlaceRewrites } from "./compactors/compactor";
+export { isNativeCompaction, latestNativeCompaction } from "./messages/native-compaction";
+export { cacheAwareMinGain } from "./compactors/cache-pricing";
+export type { CacheAwareMinGainOptions } from "./compactors/cache-pricing";
+export { CLEARED_TOOL_INPUT } from "./messages/cleared-assistant";

@@ -10,7 +10,8 @@ import { assertTokenBudget, assertTools, describeValue, reasonOf } from "../erro
 import { assertConversationInSlices } from "../messages/conversation-check";
 import { isSummaryMessage } from "../messages/compaction-metadata";
 import { omissionNoteMetadata } from "../messages/omission-note";
-import { isAI, isHuman } from "../messages/roles";
+import { latestNativeCompaction } from "../messages/native-compaction";
+import { isAI, isHuman, isSystem } from "../messages/roles";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { breakdownOf } from "./breakdown";
 import type { TokenBreakdown } from "./breakdown";
@@ -444,7 +445,23 @@ export class CompactionHook {
         return input_tokens + output_tokens + this.scale * (await this.countMessages(messages.slice(index + 1), signal));
       }
     }
-    return this.scale * (overheadTokens + (await this.countMessages(messages, signal)));
+    const read = (await this.countMessages(messages, signal)) - (await this.behindNativeCompaction(messages, messages.length, signal));
+    return this.scale * (overheadTokens + read);
+  }
+
+  /**
+   * Local tokens of the messages before `until` that the provider no longer
+   * reads: those before the latest native compaction marker
+   * (`native-compaction.ts`), the leading system messages aside. The stages
+   * leave them as they are, so the compactor's budget is raised by as much,
+   * and the estimate does not count them.
+   */
+  private async behindNativeCompaction(messages: BaseMessage[], until: number, signal: AbortSignal | undefined): Promise<number> {
+    const end = Math.min(latestNativeCompaction(messages), until);
+    if (end <= 0) return 0;
+    let start = 0;
+    while (start < end && isSystem(messages[start]!)) start += 1;
+    return this.countMessages(messages.slice(start, end), signal);
   }
 
   /** Whether the trigger holds: the estimate (made once, only if a condition reads it), the messages, the user turns. */
@@ -461,11 +478,12 @@ export class CompactionHook {
    * The compactor's budget: {@link targetTokens} for a token target; for a
    * `{ messages }` or `{ turns }` target, the tokens of the instructions plus
    * those of the newest that many messages or turns (all of them when there
-   * are fewer).
+   * are fewer). Either way plus what stands before a native compaction
+   * marker, which the stages keep and the provider does not read.
    */
   private async budgetFor(messages: BaseMessage[], overheadTokens: number, signal: AbortSignal | undefined): Promise<number> {
     const target = this.target;
-    if (!("messages" in target) && !("turns" in target)) return this.targetTokens(overheadTokens);
+    if (!("messages" in target) && !("turns" in target)) return this.targetTokens(overheadTokens) + (await this.behindNativeCompaction(messages, messages.length, signal));
     let from: number;
     if ("messages" in target) from = Math.max(0, messages.length - target.messages);
     else {
@@ -474,7 +492,11 @@ export class CompactionHook {
     }
     let instructionsEnd = 0;
     while (instructionsEnd < from && messages[instructionsEnd]!.type === "system") instructionsEnd += 1;
-    return (await this.countMessages(messages.slice(0, instructionsEnd), signal)) + (await this.countMessages(messages.slice(from), signal));
+    return (
+      (await this.countMessages(messages.slice(0, instructionsEnd), signal)) +
+      (await this.countMessages(messages.slice(from), signal)) +
+      (await this.behindNativeCompaction(messages, from, signal))
+    );
   }
 
   /** Tokens a compaction frees: from its report when it counted, else counted here. */
