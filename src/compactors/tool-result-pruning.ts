@@ -64,7 +64,12 @@ export interface ToolResultPruningCompactorOptions {
    * call stands in, so the call keeps its id, name and result. The turn in
    * progress keeps its inputs. Default `false`.
    */
-  clearToolInputs?: boolean | { minTokens?: number };
+  clearToolInputs?:
+    | boolean
+    | {
+        /** Inputs of at most this many tokens are kept. Default: the stage's `minTokens`. */
+        minTokens?: number;
+      };
 }
 
 /** A result pruned (or an assistant message cleared): its stand-in and the tokens that frees. */
