@@ -1,0 +1,424 @@
+/**
+ * `npm run bench -- --devices`: each speed device of `src` against its plain
+ * version, on the paths users take. A device stays only if a row here shows
+ * it matters on one of them (ARCHITECTURE.md lists the devices kept and the
+ * test that holds each to its plain rule).
+ *
+ * How: the plain version of a device is `src` with that device replaced by
+ * the plain code (a few source edits, each checked to apply), copied to a
+ * directory of its own and loaded beside an unedited copy in the same
+ * process. Each path runs in a child process of its own (its memory is its
+ * own); in it, every run times the device and then its plain version (the
+ * order alternating), after a warm-up run of each, so a ratio is taken under
+ * the same load. The ratio is plain / device: above 1, the device is faster.
+ *
+ * `tsx bench/devices.ts` runs it alone; `--quick` takes fewer runs.
+ */
+import { spawn } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BaseMessage } from "@langchain/core/messages";
+import { ToolMessage } from "@langchain/core/messages";
+import { agentConversation, agentStep, conversationBuilder, randomString, seededRandom } from "./conversations";
+import { median, timeOnce } from "./measure";
+
+const ROOT = join(__dirname, "..");
+const BUDGET = 20_000;
+
+/** One source edit: `from` must occur exactly once in the file. */
+interface Edit {
+  file: string;
+  from: string;
+  to: string;
+}
+
+interface Device {
+  name: string;
+  /** The files the device lives in, for the table. */
+  where: string;
+  /** What the plain version does instead. */
+  plain: string;
+  edits: Edit[];
+  /** The plain version passes `cache: null` to the compactors instead of editing the source. */
+  noCache?: boolean;
+}
+
+const PLAIN_INT_LIST = `/** A growable list of integers (the plain version of the typed-array list). */
+export class IntList {
+  data: number[] = [];
+  length = 0;
+  push(value: number): void {
+    this.data[this.length] = value;
+    this.length += 1;
+  }
+}
+`;
+
+const PLAIN_ID_TABLE = `/** The call ids of one conversation, numbered in the order they were added (the plain version: a Map). */
+export class IdTable {
+  private ids: string[] = [];
+  private numbers = new Map<string, number>();
+  get size(): number {
+    return this.ids.length;
+  }
+  find(id: string): number {
+    return this.numbers.get(id) ?? -1;
+  }
+  intern(id: string): number {
+    const known = this.numbers.get(id);
+    if (known !== undefined) return known;
+    const number = this.ids.length;
+    this.ids.push(id);
+    this.numbers.set(id, number);
+    return number;
+  }
+  pop(): void {
+    const id = this.ids.pop();
+    if (id !== undefined) this.numbers.delete(id);
+  }
+}
+`;
+
+/** The grouping rules run afresh on every call: `grouping.ts`'s `groupConversation`, with the same checks. */
+const PLAIN_LAYOUT = `import type { BaseMessage } from "@langchain/core/messages";
+import { assertMessagesFrom, describeValue } from "../errors";
+import { groupConversation } from "./grouping";
+import type { ConversationLayout } from "./grouping";
+function checked(messages: unknown, name: string): BaseMessage[] {
+  if (!Array.isArray(messages)) throw new TypeError(\`\\\`\${name}\\\` must be an array of BaseMessage, got \${describeValue(messages)}\`);
+  assertMessagesFrom(messages, 0, name);
+  return messages as BaseMessage[];
+}
+export function layoutConversation(messages: readonly BaseMessage[]): ConversationLayout {
+  return groupConversation(messages);
+}
+export function layoutCheckedConversation(messages: unknown, name = "messages"): ConversationLayout {
+  return groupConversation(checked(messages, name));
+}
+export async function layoutCheckedConversationInSlices(messages: unknown, _signal?: AbortSignal, name = "messages"): Promise<ConversationLayout> {
+  return groupConversation(checked(messages, name));
+}
+export function freshLayout(messages: readonly BaseMessage[]): ConversationLayout {
+  return groupConversation(messages);
+}
+`;
+
+export const DEVICES: Device[] = [
+  {
+    name: "incremental layout",
+    where: "messages/layout.ts, layout-engine.ts, prefix-memory.ts",
+    plain: "`groupConversation` (grouping.ts) on every call",
+    edits: [{ file: "messages/layout.ts", from: "*", to: PLAIN_LAYOUT }],
+  },
+  {
+    name: "remembered layouts",
+    where: "messages/prefix-memory.ts (in layout.ts)",
+    plain: "a fresh engine on every call",
+    edits: [{ file: "messages/layout.ts", from: "const recalled = memory.recall(messages);", to: "const recalled = { entry: undefined, common: 0 };" }],
+  },
+  {
+    name: "engine kept alive",
+    where: "messages/layout-engine.ts (keptShape)",
+    plain: "no engine kept",
+    edits: [{ file: "messages/layout-engine.ts", from: "static readonly keptShape: LayoutEngine = new LayoutEngine();", to: "" }],
+  },
+  {
+    name: "call-id table",
+    where: "messages/id-table.ts",
+    plain: "a `Map` of ids",
+    edits: [{ file: "messages/id-table.ts", from: "*", to: PLAIN_ID_TABLE }],
+  },
+  {
+    name: "typed-array lists",
+    where: "messages/int-list.ts",
+    plain: "a `number[]`",
+    edits: [
+      { file: "messages/int-list.ts", from: "*", to: PLAIN_INT_LIST },
+      { file: "messages/layout-engine.ts", from: "results.subarray(early), slots.subarray(early)", to: "results.slice(early), slots.slice(early)" },
+    ],
+  },
+  {
+    name: "checked lists remembered",
+    where: "messages/conversation-check.ts (prefix-memory.ts)",
+    plain: "every message checked on every call",
+    edits: [
+      { file: "messages/conversation-check.ts", from: "const { entry, common } = checkedLists.recall(messages);\n  assertMessagesFrom", to: "const { entry, common } = { entry: undefined, common: 0 };\n  assertMessagesFrom" },
+      { file: "messages/conversation-check.ts", from: "const { entry, common } = checkedLists.recall(messages);\n  for", to: "const { entry, common } = { entry: undefined, common: 0 };\n  for" },
+    ],
+  },
+  {
+    name: "count cache",
+    where: "counting/cache.ts",
+    plain: "`cache: null` (every count made again)",
+    edits: [],
+    noCache: true,
+  },
+  {
+    name: "estimate not cached",
+    where: "counting/message-counts.ts (`cached: false`)",
+    plain: "the estimate cached like any counter",
+    edits: [{ file: "counting/message-counts.ts", from: "countOne: approximateMessageTokens, cached: false,", to: "countOne: approximateMessageTokens, cached: true," }],
+  },
+  {
+    name: "sparse then dense counts",
+    where: "counting/message-counts.ts",
+    plain: "a `Map` of counts throughout",
+    edits: [
+      { file: "counting/message-counts.ts", from: "if (messages.length <= 16) this.dense", to: "if (false) this.dense" },
+      { file: "counting/message-counts.ts", from: "if (this.dense === null) {\n      this.dense =", to: "if (false) {\n      this.dense =" },
+    ],
+  },
+  {
+    name: "estimate asked directly",
+    where: "compactors/count-one.ts",
+    plain: "through `MessageCounts` like any counter",
+    edits: [{ file: "compactors/count-one.ts", from: "if (!counter.cached) return counter.countOne(message) as number;", to: "" }],
+  },
+  {
+    name: "pipeline shortcut",
+    where: "compactors/rewrites-then-window.ts (pipeline.ts)",
+    plain: "the stages one after the other",
+    edits: [{ file: "compactors/pipeline.ts", from: `if (typeof first.rewritesInPlace !== "function" || typeof second.compactAfterRewrites !== "function") return undefined;`, to: "return undefined;" }],
+  },
+  {
+    name: "piece memory",
+    where: "counting/exact-length.ts",
+    plain: "js-tiktoken's `encode` of each text",
+    edits: [{ file: "counting/exact-length.ts", from: "const length = (text: string): number => {\n", to: "const length = (text: string): number => {\n    return plainTokenLength(encoder, text);\n" }],
+  },
+  {
+    name: "bounded encoding",
+    where: "counting/bounded-encoding.ts",
+    plain: "every run encoded whole",
+    edits: [
+      { file: "counting/tiktoken.ts", from: ": boundedTokenSteps(exact, text);", to: ": (function* () { return exact(text); })();" },
+      { file: "counting/tiktoken.ts", from: ": boundedTokenLength(exact, text);", to: ": exact(text);" },
+    ],
+  },
+  {
+    name: "sampled long texts",
+    where: "counting/sampled-length.ts",
+    plain: "every text measured whole",
+    edits: [{ file: "counting/sampled-length.ts", from: "export const SAMPLED_TEXT = 65_536;", to: "export const SAMPLED_TEXT = Infinity;" }],
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Loading a copy of src with a device replaced
+
+/** What a path uses of one copy of the library. */
+interface Library {
+  lib: typeof import("../src");
+  forgetLists: () => void;
+  forgetPieces: () => void;
+}
+
+let variantsDir: string | null = null;
+
+function applyEdits(source: string, edits: Edit[], file: string): string {
+  let text = source;
+  for (const edit of edits) {
+    if (edit.from === "*") {
+      text = edit.to;
+      continue;
+    }
+    const at = text.indexOf(edit.from);
+    if (at < 0 || text.indexOf(edit.from, at + 1) >= 0) throw new Error(`device edit does not apply once in src/${file}: ${JSON.stringify(edit.from)}`);
+    text = text.slice(0, at) + edit.to + text.slice(at + edit.from.length);
+  }
+  return text;
+}
+
+/** A copy of src with `edits` applied, loaded (its own module instances, its own remembered state). */
+export function loadVariant(name: string, edits: Edit[]): Library {
+  if (variantsDir === null) {
+    variantsDir = mkdtempSync(join(tmpdir(), "compaction-devices-"));
+    // Packages resolve through the project's node_modules (the same instances as the bench's own).
+    symlinkSync(join(ROOT, "node_modules"), join(variantsDir, "node_modules"), "dir");
+    writeFileSync(join(variantsDir, "package.json"), JSON.stringify({ type: "commonjs" }));
+    process.on("exit", () => rmSync(variantsDir!, { recursive: true, force: true }));
+  }
+  const dir = join(variantsDir, name.replace(/[^a-z0-9]+/gi, "-"));
+  mkdirSync(dir, { recursive: true });
+  cpSync(join(ROOT, "src"), join(dir, "src"), { recursive: true });
+  const byFile = new Map<string, Edit[]>();
+  for (const edit of edits) byFile.set(edit.file, [...(byFile.get(edit.file) ?? []), edit]);
+  for (const [file, fileEdits] of byFile) {
+    const path = join(dir, "src", file);
+    writeFileSync(path, applyEdits(readFileSync(path, "utf8"), fileEdits, file));
+  }
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const lib = require(join(dir, "src", "index.ts")) as typeof import("../src");
+  const lists = require(join(dir, "src", "messages", "prefix-memory.ts")) as typeof import("../src/messages/prefix-memory");
+  const pieces = require(join(dir, "src", "counting", "exact-length.ts")) as typeof import("../src/counting/exact-length");
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return { lib, forgetLists: lists.forgetRememberedLists, forgetPieces: pieces.forgetRememberedPieces };
+}
+
+// ---------------------------------------------------------------------------
+// The paths users take
+
+export interface PathPlan {
+  name: string;
+  size: number;
+  counter: "tiktoken" | "estimate";
+  /** `compact`: one cold `compactWithReport` of the agent pipeline; `loop`: the window re-run on a list growing by one step, `steps` times. */
+  kind: "compact" | "loop";
+  steps?: number;
+  /** A tool result added to the history: a long run of one character, or a long base64 payload. */
+  extra?: "run" | "payload";
+  runs: number;
+}
+
+export const PATHS: PathPlan[] = [
+  { name: "compact 2,500, tiktoken", size: 2_500, counter: "tiktoken", kind: "compact", runs: 5 },
+  { name: "compact 10,000, tiktoken", size: 10_000, counter: "tiktoken", kind: "compact", runs: 3 },
+  { name: "compact 100,000, estimate", size: 100_000, counter: "estimate", kind: "compact", runs: 5 },
+  { name: "agent loop 10,000 + 20 steps, tiktoken", size: 10_000, counter: "tiktoken", kind: "loop", steps: 20, runs: 3 },
+  { name: "agent loop 100,000 + 20 steps, estimate", size: 100_000, counter: "estimate", kind: "loop", steps: 20, runs: 5 },
+  { name: "compact 2,500 + a 3,000-space result, tiktoken", size: 2_500, counter: "tiktoken", kind: "compact", extra: "run", runs: 3 },
+  { name: "compact 2,500 + a 512 KB base64 result, tiktoken", size: 2_500, counter: "tiktoken", kind: "compact", extra: "payload", runs: 3 },
+];
+
+/** The history of a path (the same for every copy of the library: messages are `@langchain/core`'s). */
+function historyOf(plan: PathPlan): BaseMessage[] {
+  const messages = agentConversation(plan.size, 1);
+  if (plan.extra === undefined) return messages;
+  const content =
+    plan.extra === "run"
+      ? `Build log:\n${" ".repeat(3_000)}\nDone.`
+      : `{"file":"dump.bin","base64":"${randomString(seededRandom(7), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 512 * 1024)}"}`;
+  // A result in an early turn, answering the call before it: counted by the reports (tokensBefore) and by pruning.
+  const at = messages.findIndex((message, index) => index > 10 && ToolMessage.isInstance(message));
+  const old = messages[at] as ToolMessage;
+  messages[at] = new ToolMessage({ tool_call_id: old.tool_call_id, name: old.name, content });
+  return messages;
+}
+
+/** One timed run of `plan` on one copy: everything remembered forgotten first (a new cache, no layouts, no pieces). */
+async function runPath(plan: PathPlan, library: Library, noCache: boolean, history: BaseMessage[], steps: BaseMessage[][]): Promise<number> {
+  const { lib } = library;
+  const counter = plan.counter === "tiktoken" ? lib.tiktokenCounter("o200k_base") : lib.approximateTokenCounter;
+  library.forgetLists();
+  library.forgetPieces();
+  const cache = noCache ? null : new lib.TokenCountCache();
+  if (plan.kind === "compact") {
+    const pipeline = new lib.CompactionPipeline([new lib.ToolResultPruningCompactor({ cache }), new lib.SlidingWindowCompactor({ cache })], { cache });
+    return timeOnce(() => pipeline.compactWithReport(history, BUDGET, counter));
+  }
+  // The default compactor of every integration, as view mode runs it: the full history each model call.
+  const window = new lib.SlidingWindowCompactor({ cache });
+  await window.compactWithReport(history, BUDGET, counter);
+  return timeOnce(async () => {
+    let list = history;
+    for (const step of steps) {
+      list = [...list, ...step];
+      await window.compactWithReport(list, BUDGET, counter);
+    }
+  });
+}
+
+export interface DeviceRow {
+  device: string;
+  path: string;
+  deviceMs: number;
+  plainMs: number;
+}
+
+/** Measures every device on one path (in this process). */
+async function measurePath(plan: PathPlan, quick: boolean): Promise<DeviceRow[]> {
+  const history = historyOf(plan);
+  const builder = conversationBuilder(3);
+  const steps = Array.from({ length: plan.steps ?? 0 }, () => agentStep(builder, 2));
+  const runs = quick ? Math.min(plan.runs, 3) : plan.runs;
+  const withDevice = loadVariant("with-devices", []);
+  const rows: DeviceRow[] = [];
+  for (const device of DEVICES) {
+    const plain = device.noCache === true ? withDevice : loadVariant(device.name, device.edits);
+    const timeDevice = () => runPath(plan, withDevice, false, history, steps);
+    const timePlain = () => runPath(plan, plain, device.noCache === true, history, steps);
+    await timeDevice();
+    await timePlain();
+    const deviceRuns: number[] = [];
+    const plainRuns: number[] = [];
+    for (let run = 0; run < runs; run += 1) {
+      if (run % 2 === 0) {
+        deviceRuns.push(await timeDevice());
+        plainRuns.push(await timePlain());
+      } else {
+        plainRuns.push(await timePlain());
+        deviceRuns.push(await timeDevice());
+      }
+    }
+    const row = { device: device.name, path: plan.name, deviceMs: median(deviceRuns), plainMs: median(plainRuns) };
+    process.stderr.write(`  ${plan.name} · ${device.name}: ${row.deviceMs.toFixed(1)} ms, plain ${row.plainMs.toFixed(1)} ms (${(row.plainMs / row.deviceMs).toFixed(2)}×)\n`);
+    rows.push(row);
+  }
+  return rows;
+}
+
+function measureInChild(index: number, quick: boolean): Promise<DeviceRow[]> {
+  return new Promise((resolve, reject) => {
+    const args = [...process.execArgv, "--expose-gc", join(__dirname, "devices.ts"), "--path", String(index), ...(quick ? ["--quick"] : [])];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`devices path ${PATHS[index]!.name} exited with ${code}`));
+      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as DeviceRow[]);
+    });
+  });
+}
+
+const ratio = (value: number) => `${value.toFixed(2)}×`;
+
+/** The "Speed devices" table: one row per device, one column per path, each cell plain / device. */
+export function devicesTable(rows: readonly DeviceRow[]): string {
+  const paths = PATHS.map((plan) => plan.name).filter((name) => rows.some((row) => row.path === name));
+  const lines = [
+    `| device | where (src/) | plain version | ${paths.join(" | ")} | best |`,
+    `|---|---|---|${paths.map(() => "---:").join("|")}|---:|`,
+  ];
+  for (const device of DEVICES) {
+    const cells = paths.map((path) => rows.find((row) => row.device === device.name && row.path === path));
+    const ratios = cells.map((cell) => (cell === undefined ? Number.NaN : cell.plainMs / cell.deviceMs));
+    const best = Math.max(...ratios.filter((value) => !Number.isNaN(value)));
+    lines.push(`| ${device.name} | ${device.where} | ${device.plain} | ${ratios.map((value) => (Number.isNaN(value) ? "–" : ratio(value))).join(" | ")} | ${ratio(best)} |`);
+  }
+  return lines.join("\n");
+}
+
+/** Measures every device on every path, each path in a child process; returns the table. */
+export async function runDevicesBench(quick = false): Promise<string> {
+  const rows: DeviceRow[] = [];
+  for (let index = 0; index < PATHS.length; index += 1) {
+    process.stderr.write(`speed devices: ${PATHS[index]!.name}\n`);
+    rows.push(...(await measureInChild(index, quick)));
+  }
+  return [
+    "Speed devices: each device's path time with its plain version over with the device (above 1×: the device is faster); medians of interleaved runs in one process per path, each run from nothing remembered, after a warm-up run of each.",
+    "",
+    devicesTable(rows),
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const at = process.argv.indexOf("--path");
+  const quick = process.argv.includes("--quick");
+  if (at >= 0) {
+    const rows = await measurePath(PATHS[Number(process.argv[at + 1])]!, quick);
+    process.stdout.write(`${JSON.stringify(rows)}\n`);
+    return;
+  }
+  process.stdout.write(`${await runDevicesBench(quick)}\n`);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
+
