@@ -42,6 +42,8 @@ interface Device {
   edits: Edit[];
   /** The plain version passes `cache: null` to the compactors instead of editing the source. */
   noCache?: boolean;
+  /** Also measured on the path with this kind of long tool result (the paths with one measure only their device). */
+  extra?: "run" | "payload";
 }
 
 const PLAIN_INT_LIST = `/** A growable list of integers (the plain version of the typed-array list). */
@@ -105,6 +107,12 @@ export function freshLayout(messages: readonly BaseMessage[]): ConversationLayou
 `;
 
 export const DEVICES: Device[] = [
+  {
+    name: "none (control)",
+    where: "–",
+    plain: "the same code: the noise of a ratio",
+    edits: [],
+  },
   {
     name: "incremental layout",
     where: "messages/layout.ts, layout-engine.ts, prefix-memory.ts",
@@ -191,6 +199,7 @@ export const DEVICES: Device[] = [
     name: "bounded encoding",
     where: "counting/bounded-encoding.ts",
     plain: "every run encoded whole",
+    extra: "run",
     edits: [
       { file: "counting/tiktoken.ts", from: ": boundedTokenSteps(exact, text);", to: ": (function* () { return exact(text); })();" },
       { file: "counting/tiktoken.ts", from: ": boundedTokenLength(exact, text);", to: ": exact(text);" },
@@ -200,6 +209,7 @@ export const DEVICES: Device[] = [
     name: "sampled long texts",
     where: "counting/sampled-length.ts",
     plain: "every text measured whole",
+    extra: "payload",
     edits: [{ file: "counting/sampled-length.ts", from: "export const SAMPLED_TEXT = 65_536;", to: "export const SAMPLED_TEXT = Infinity;" }],
   },
 ];
@@ -209,6 +219,8 @@ export const DEVICES: Device[] = [
 
 /** What a path uses of one copy of the library. */
 interface Library {
+  /** Where the copy lives. */
+  dir: string;
   lib: typeof import("../src");
   forgetLists: () => void;
   forgetPieces: () => void;
@@ -253,7 +265,7 @@ export function loadVariant(name: string, edits: Edit[]): Library {
   const lists = require(join(dir, "src", "messages", "prefix-memory.ts")) as typeof import("../src/messages/prefix-memory");
   const pieces = require(join(dir, "src", "counting", "exact-length.ts")) as typeof import("../src/counting/exact-length");
   /* eslint-enable @typescript-eslint/no-require-imports */
-  return { lib, forgetLists: lists.forgetRememberedLists, forgetPieces: pieces.forgetRememberedPieces };
+  return { dir, lib, forgetLists: lists.forgetRememberedLists, forgetPieces: pieces.forgetRememberedPieces };
 }
 
 // ---------------------------------------------------------------------------
@@ -326,31 +338,41 @@ export interface DeviceRow {
   plainMs: number;
 }
 
+/** Warm-up runs of each copy before the timed ones: a copy's code is compiled afresh, and the first runs are slower. */
+const WARM_RUNS = 2;
+
+/** Forgets a copy's modules, so that its code and its remembered state can be collected. */
+function release(library: Library): void {
+  for (const key of Object.keys(require.cache)) if (key.startsWith(library.dir)) delete require.cache[key];
+}
+
 /** Measures every device on one path (in this process). */
 async function measurePath(plan: PathPlan, quick: boolean): Promise<DeviceRow[]> {
   const history = historyOf(plan);
   const builder = conversationBuilder(3);
   const steps = Array.from({ length: plan.steps ?? 0 }, () => agentStep(builder, 2));
   const runs = quick ? Math.min(plan.runs, 3) : plan.runs;
-  const withDevice = loadVariant("with-devices", []);
   const rows: DeviceRow[] = [];
   for (const device of DEVICES) {
-    const plain = device.noCache === true ? withDevice : loadVariant(device.name, device.edits);
+    const control = device.edits.length === 0 && device.noCache !== true;
+    if (plan.extra !== undefined && device.extra !== plan.extra && !control) continue;
+    // Both sides are fresh copies, compiled and warmed alike: the only difference is the device.
+    const withDevice = loadVariant(`${device.name} with`, []);
+    const plain = loadVariant(`${device.name} plain`, device.edits);
     const timeDevice = () => runPath(plan, withDevice, false, history, steps);
     const timePlain = () => runPath(plan, plain, device.noCache === true, history, steps);
-    await timeDevice();
-    await timePlain();
     const deviceRuns: number[] = [];
     const plainRuns: number[] = [];
-    for (let run = 0; run < runs; run += 1) {
-      if (run % 2 === 0) {
-        deviceRuns.push(await timeDevice());
-        plainRuns.push(await timePlain());
-      } else {
-        plainRuns.push(await timePlain());
-        deviceRuns.push(await timeDevice());
-      }
+    for (let run = 0; run < WARM_RUNS + runs; run += 1) {
+      const [first, second] = run % 2 === 0 ? [timeDevice, timePlain] : [timePlain, timeDevice];
+      const a = await first();
+      const b = await second();
+      if (run < WARM_RUNS) continue;
+      deviceRuns.push(run % 2 === 0 ? a : b);
+      plainRuns.push(run % 2 === 0 ? b : a);
     }
+    release(withDevice);
+    release(plain);
     const row = { device: device.name, path: plan.name, deviceMs: median(deviceRuns), plainMs: median(plainRuns) };
     process.stderr.write(`  ${plan.name} · ${device.name}: ${row.deviceMs.toFixed(1)} ms, plain ${row.plainMs.toFixed(1)} ms (${(row.plainMs / row.deviceMs).toFixed(2)}×)\n`);
     rows.push(row);
