@@ -339,7 +339,7 @@ export interface DeviceRow {
 }
 
 /** Warm-up runs of each copy before the timed ones: a copy's code is compiled afresh, and the first runs are slower. */
-const WARM_RUNS = 2;
+const WARM_RUNS = 1;
 
 /** Forgets a copy's modules, so that its code and its remembered state can be collected. */
 function release(library: Library): void {
