@@ -26,14 +26,14 @@ import { median, timeOnce } from "./measure";
 const ROOT = join(__dirname, "..");
 const BUDGET = 20_000;
 
-/** One source edit: `from` must occur exactly once in the file. */
-interface Edit {
+/** One source edit: `from` must occur exactly once in the file (`"*"`: the whole file is replaced). */
+export interface Edit {
   file: string;
   from: string;
   to: string;
 }
 
-interface Device {
+export interface Device {
   name: string;
   /** The files the device lives in, for the table. */
   where: string;
@@ -228,7 +228,7 @@ interface Library {
 
 let variantsDir: string | null = null;
 
-function applyEdits(source: string, edits: Edit[], file: string): string {
+function applyEdits(source: string, edits: readonly Edit[], file: string): string {
   let text = source;
   for (const edit of edits) {
     if (edit.from === "*") {
@@ -240,6 +240,15 @@ function applyEdits(source: string, edits: Edit[], file: string): string {
     text = text.slice(0, at) + edit.to + text.slice(at + edit.from.length);
   }
   return text;
+}
+
+/** The files of src that `edits` change (relative to src), with their text after the edits; throws when an edit does not apply. */
+export function editedSources(edits: readonly Edit[]): Map<string, string> {
+  const byFile = new Map<string, Edit[]>();
+  for (const edit of edits) byFile.set(edit.file, [...(byFile.get(edit.file) ?? []), edit]);
+  const texts = new Map<string, string>();
+  for (const [file, fileEdits] of byFile) texts.set(file, applyEdits(readFileSync(join(ROOT, "src", file), "utf8"), fileEdits, file));
+  return texts;
 }
 
 /** A copy of src with `edits` applied, loaded (its own module instances, its own remembered state). */
@@ -254,12 +263,7 @@ export function loadVariant(name: string, edits: Edit[]): Library {
   const dir = join(variantsDir, name.replace(/[^a-z0-9]+/gi, "-"));
   mkdirSync(dir, { recursive: true });
   cpSync(join(ROOT, "src"), join(dir, "src"), { recursive: true });
-  const byFile = new Map<string, Edit[]>();
-  for (const edit of edits) byFile.set(edit.file, [...(byFile.get(edit.file) ?? []), edit]);
-  for (const [file, fileEdits] of byFile) {
-    const path = join(dir, "src", file);
-    writeFileSync(path, applyEdits(readFileSync(path, "utf8"), fileEdits, file));
-  }
+  for (const [file, text] of editedSources(edits)) writeFileSync(join(dir, "src", file), text);
   /* eslint-disable @typescript-eslint/no-require-imports */
   const lib = require(join(dir, "src", "index.ts")) as typeof import("../src");
   const lists = require(join(dir, "src", "messages", "prefix-memory.ts")) as typeof import("../src/messages/prefix-memory");
