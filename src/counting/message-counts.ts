@@ -23,9 +23,8 @@ export interface MessageCounter {
   /**
    * Whether counts are looked up in and written to the cache. `false` for the
    * built-in estimate only: it reads a message's text faster than the cache
-   * checks that a stored count is still current and stores a new one (with the
-   * cache, pruning 100,000 messages took ~3.3 passes of the estimate; without,
-   * ~2.5). Every other counter (tiktoken, a model's) is cached.
+   * checks that a stored count is still current and stores a new one. Every
+   * other counter (tiktoken, a model's) is cached.
    */
   cached: boolean;
 }
@@ -116,7 +115,7 @@ export class MessageCounts {
   /** The slice in which this list last counted a message, and the counts since the clock was last read. */
   private lastSlice = -1;
   private sinceClock = 0;
-  /** How many counts go between two readings of the clock: the estimate counts a message in about a microsecond. */
+  /** How many counts go between two readings of the clock: reading it costs about as much as one estimate. */
   private readonly clockEvery: number;
 
   constructor(

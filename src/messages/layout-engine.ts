@@ -107,9 +107,8 @@ export class LayoutEngine {
    * without this, the first layout after a major collection that found every
    * conversation's engine released (a process that lays out one new list per
    * request, the benchmark's cold runs) ran its methods unoptimized until they
-   * were compiled again: 2 to 3 times as slow at 100,000 messages (`node
-   * --trace-deopt` lists them as deoptimized for "weak objects" at each full
-   * collection).
+   * were compiled again (`node --trace-deopt` lists them as deoptimized for
+   * "weak objects" at each full collection).
    */
   static readonly keptShape: LayoutEngine = new LayoutEngine();
 
