@@ -46,42 +46,6 @@ export interface Device {
   extra?: "run" | "payload";
 }
 
-const PLAIN_INT_LIST = `/** A growable list of integers (the plain version of the typed-array list). */
-export class IntList {
-  data: number[] = [];
-  length = 0;
-  push(value: number): void {
-    this.data[this.length] = value;
-    this.length += 1;
-  }
-}
-`;
-
-const PLAIN_ID_TABLE = `/** The call ids of one conversation, numbered in the order they were added (the plain version: a Map). */
-export class IdTable {
-  private ids: string[] = [];
-  private numbers = new Map<string, number>();
-  get size(): number {
-    return this.ids.length;
-  }
-  find(id: string): number {
-    return this.numbers.get(id) ?? -1;
-  }
-  intern(id: string): number {
-    const known = this.numbers.get(id);
-    if (known !== undefined) return known;
-    const number = this.ids.length;
-    this.ids.push(id);
-    this.numbers.set(id, number);
-    return number;
-  }
-  pop(): void {
-    const id = this.ids.pop();
-    if (id !== undefined) this.numbers.delete(id);
-  }
-}
-`;
-
 /** The grouping rules run afresh on every call: `grouping.ts`'s `groupConversation`, with the same checks. */
 const PLAIN_LAYOUT = `import type { BaseMessage } from "@langchain/core/messages";
 import { assertMessagesFrom, describeValue } from "../errors";
@@ -132,21 +96,6 @@ export const DEVICES: Device[] = [
     edits: [{ file: "messages/layout-engine.ts", from: "static readonly keptShape: LayoutEngine = new LayoutEngine();", to: "" }],
   },
   {
-    name: "call-id table",
-    where: "messages/id-table.ts",
-    plain: "a `Map` of ids",
-    edits: [{ file: "messages/id-table.ts", from: "*", to: PLAIN_ID_TABLE }],
-  },
-  {
-    name: "typed-array lists",
-    where: "messages/int-list.ts",
-    plain: "a `number[]`",
-    edits: [
-      { file: "messages/int-list.ts", from: "*", to: PLAIN_INT_LIST },
-      { file: "messages/layout-engine.ts", from: "results.subarray(early), slots.subarray(early)", to: "results.slice(early), slots.slice(early)" },
-    ],
-  },
-  {
     name: "checked lists remembered",
     where: "messages/conversation-check.ts (prefix-memory.ts)",
     plain: "every message checked on every call",
@@ -167,15 +116,6 @@ export const DEVICES: Device[] = [
     where: "counting/message-counts.ts (`cached: false`)",
     plain: "the estimate cached like any counter",
     edits: [{ file: "counting/message-counts.ts", from: "countOne: approximateMessageTokens, cached: false,", to: "countOne: approximateMessageTokens, cached: true," }],
-  },
-  {
-    name: "sparse then dense counts",
-    where: "counting/message-counts.ts",
-    plain: "a `Map` of counts throughout",
-    edits: [
-      { file: "counting/message-counts.ts", from: "if (messages.length <= 16) this.dense", to: "if (false) this.dense" },
-      { file: "counting/message-counts.ts", from: "if (this.dense === null) {\n      this.dense =", to: "if (false) {\n      this.dense =" },
-    ],
   },
   {
     name: "estimate asked directly",
@@ -357,7 +297,7 @@ function release(library: Library): void {
 }
 
 /** Measures every device on one path (in this process). */
-async function measurePath(plan: PathPlan, quick: boolean): Promise<DeviceRow[]> {
+async function measurePath(plan: PathPlan, quick: boolean, only: readonly string[] | null): Promise<DeviceRow[]> {
   const history = historyOf(plan);
   const builder = conversationBuilder(3);
   const steps = Array.from({ length: plan.steps ?? 0 }, () => agentStep(builder, 2));
@@ -366,6 +306,7 @@ async function measurePath(plan: PathPlan, quick: boolean): Promise<DeviceRow[]>
   for (const device of DEVICES) {
     const control = device.edits.length === 0 && device.noCache !== true;
     if (plan.extra !== undefined && device.extra !== plan.extra && !control) continue;
+    if (only !== null && !control && !only.includes(device.name)) continue;
     // Both sides are fresh copies, compiled and warmed alike: the only difference is the device.
     const withDevice = loadVariant(`${device.name} with`, []);
     const plain = loadVariant(`${device.name} plain`, device.edits);
@@ -390,9 +331,16 @@ async function measurePath(plan: PathPlan, quick: boolean): Promise<DeviceRow[]>
   return rows;
 }
 
+/** `--only <name>,<name>`: measure only these devices (and the control). */
+function onlyDevices(): string[] | null {
+  const at = process.argv.indexOf("--only");
+  return at < 0 ? null : process.argv[at + 1]!.split(",");
+}
+
 function measureInChild(index: number, quick: boolean): Promise<DeviceRow[]> {
   return new Promise((resolve, reject) => {
-    const args = [...process.execArgv, "--expose-gc", join(__dirname, "devices.ts"), "--path", String(index), ...(quick ? ["--quick"] : [])];
+    const only = onlyDevices();
+    const args = [...process.execArgv, "--expose-gc", join(__dirname, "devices.ts"), "--path", String(index), ...(quick ? ["--quick"] : []), ...(only === null ? [] : ["--only", only.join(",")])];
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -440,7 +388,7 @@ async function main(): Promise<void> {
   const at = process.argv.indexOf("--path");
   const quick = process.argv.includes("--quick");
   if (at >= 0) {
-    const rows = await measurePath(PATHS[Number(process.argv[at + 1])]!, quick);
+    const rows = await measurePath(PATHS[Number(process.argv[at + 1])]!, quick, onlyDevices());
     process.stdout.write(`${JSON.stringify(rows)}\n`);
     return;
   }

@@ -93,14 +93,9 @@ const WAIT_FOR_SLICE = new AsyncCountNeeded(false);
  *   slices: that count.
  */
 export class MessageCounts {
-  /**
-   * Counts known so far: a map while the rules read a few messages (a lazy
-   * compaction of a long history reads a few dozen), an array once every
-   * message is wanted.
-   */
-  private sparse: Map<number, number> | null = null;
-  private dense: Float64Array | null = null;
-  /** Made on first use, like `sparse`: one message counted through the cache (a replacement) allocates no maps. */
+  /** Counts known so far, by index: a lazy compaction of a long history reads a few dozen. */
+  private readonly counts = new Map<number, number>();
+  /** Made on first use: only an asynchronous counter or a long text counted in slices leaves a count pending. */
   private pending: Map<number, Promise<unknown>> | null = null;
   /**
    * The sum of every count known so far. Each is finite, but their sum may not
@@ -127,8 +122,6 @@ export class MessageCounts {
   ) {
     this.cache = counter.cached ? cache : null;
     this.clockEvery = counter.cached ? 1 : 32;
-    // A short list (one replacement, one new step) is dense from the start: no map for a handful of counts.
-    if (messages.length <= 16) this.dense = new Float64Array(messages.length).fill(Number.NaN);
   }
 
   /** The tokens of message `index`, counting it now if needed; throws {@link AsyncCountNeeded} when the pass must wait. */
@@ -179,11 +172,6 @@ export class MessageCounts {
 
   /** Counts every message not yet counted, awaiting an asynchronous counter (calls run concurrently). */
   async countAll(): Promise<void> {
-    if (this.dense === null) {
-      this.dense = new Float64Array(this.messages.length).fill(Number.NaN);
-      if (this.sparse !== null) for (const [index, value] of this.sparse) this.dense[index] = value;
-      this.sparse = null;
-    }
     const work: Promise<void>[] = [];
     const pending = this.pending;
     this.pending = null;
@@ -265,15 +253,12 @@ export class MessageCounts {
         index,
       );
     }
-    if (this.dense !== null) this.dense[index] = value;
-    else (this.sparse ??= new Map()).set(index, value);
+    this.counts.set(index, value);
     return value;
   }
 
   private known(index: number): number | undefined {
-    if (this.dense === null) return this.sparse === null ? undefined : this.sparse.get(index);
-    const value = this.dense[index]!;
-    return Number.isNaN(value) ? undefined : value;
+    return this.counts.get(index);
   }
 
   private accept(index: number, value: unknown): number {
