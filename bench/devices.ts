@@ -112,18 +112,6 @@ export const DEVICES: Device[] = [
     noCache: true,
   },
   {
-    name: "estimate not cached",
-    where: "counting/message-counts.ts (`cached: false`)",
-    plain: "the estimate cached like any counter",
-    edits: [{ file: "counting/message-counts.ts", from: "countOne: approximateMessageTokens, cached: false,", to: "countOne: approximateMessageTokens, cached: true," }],
-  },
-  {
-    name: "estimate asked directly",
-    where: "compactors/count-one.ts",
-    plain: "through `MessageCounts` like any counter",
-    edits: [{ file: "compactors/count-one.ts", from: "if (!counter.cached) return counter.countOne(message) as number;", to: "" }],
-  },
-  {
     name: "pipeline shortcut",
     where: "compactors/rewrites-then-window.ts (pipeline.ts)",
     plain: "the stages one after the other",

@@ -20,13 +20,6 @@ export interface MessageCounter {
    * counted at once.
    */
   sliced: boolean;
-  /**
-   * Whether counts are looked up in and written to the cache. `false` for the
-   * built-in estimate only: it reads a message's text faster than the cache
-   * checks that a stored count is still current and stores a new one. Every
-   * other counter (tiktoken, a model's) is cached.
-   */
-  cached: boolean;
 }
 
 /**
@@ -36,19 +29,18 @@ export interface MessageCounter {
 export function resolveTokenCounter(counter: TokenCounterLike | undefined, optionName = "tokenCounter"): MessageCounter {
   const chosen = counter ?? approximateTokenCounter;
   // The built-in estimate counts one message without wrapping it in a list (the same number, no allocation per message).
-  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens, cached: false, sliced: false };
+  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens, sliced: false };
   if (typeof chosen === "function") {
     // The built-in tiktoken counter counts a long text in time slices: the same count, without holding the event loop.
     const inSlices = slicedCountOf(chosen);
-    if (inSlices !== undefined) return { key: chosen, label: chosen.name, countOne: inSlices, cached: true, sliced: true };
-    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]), cached: true, sliced: false };
+    if (inSlices !== undefined) return { key: chosen, label: chosen.name, countOne: inSlices, sliced: true };
+    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]), sliced: false };
   }
   if (typeof chosen === "object" && chosen !== null && typeof chosen.getNumTokens === "function") {
     return {
       key: chosen,
       label: `${describeValue(chosen)}.getNumTokens`,
       countOne: (message) => chosen.getNumTokens(message.content),
-      cached: true,
       sliced: false,
     };
   }
@@ -107,11 +99,8 @@ export class MessageCounts {
   private readonly cache: TokenCountCache | null;
   /** Whether the counter answered with a promise (and is not the built-in one counting in slices): then every message is counted at once. */
   private asynchronous = false;
-  /** The slice in which this list last counted a message, and the counts since the clock was last read. */
+  /** The slice in which this list last counted a message. */
   private lastSlice = -1;
-  private sinceClock = 0;
-  /** How many counts go between two readings of the clock: reading it costs about as much as one estimate. */
-  private readonly clockEvery: number;
 
   constructor(
     private readonly messages: readonly BaseMessage[],
@@ -120,8 +109,7 @@ export class MessageCounts {
     /** Stops counting in slices once aborted (the work then rejects with its reason). */
     private readonly signal?: AbortSignal,
   ) {
-    this.cache = counter.cached ? cache : null;
-    this.clockEvery = counter.cached ? 1 : 32;
+    this.cache = cache;
   }
 
   /** The tokens of message `index`, counting it now if needed; throws {@link AsyncCountNeeded} when the pass must wait. */
@@ -132,7 +120,7 @@ export class MessageCounts {
     const cached = this.cache?.get(this.counter.key, message);
     if (cached !== undefined) return this.record(index, cached);
     // Only after a count in this very slice: a pass run again after a pause always counts at least one more message.
-    if (this.lastSlice === currentSlice() && this.clockDue() && sliceUsedUp()) throw WAIT_FOR_SLICE;
+    if (this.lastSlice === currentSlice() && sliceUsedUp()) throw WAIT_FOR_SLICE;
     this.lastSlice = currentSlice();
     const result = this.call(index);
     if (isThenable(result)) {
@@ -183,7 +171,7 @@ export class MessageCounts {
         this.record(index, cached);
         continue;
       }
-      if (this.clockDue() && sliceUsedUp()) await nextSlice(this.signal);
+      if (sliceUsedUp()) await nextSlice(this.signal);
       const started = pending?.get(index) ?? this.call(index);
       if (!isThenable(started)) {
         this.accept(index, started);
@@ -192,14 +180,6 @@ export class MessageCounts {
       work.push(this.settled(index, started));
     }
     await Promise.all(work);
-  }
-
-  /** Counts read since the clock was last read, every {@link clockEvery}th answering yes. */
-  private clockDue(): boolean {
-    this.sinceClock += 1;
-    if (this.sinceClock < this.clockEvery) return false;
-    this.sinceClock = 0;
-    return true;
   }
 
   /** Records the count `started` resolves to (or rejects with its error, wrapped). */
