@@ -351,6 +351,7 @@ export function devicesTable(rows: readonly DeviceRow[]): string {
   ];
   for (const device of DEVICES) {
     const cells = paths.map((path) => rows.find((row) => row.device === device.name && row.path === path));
+    if (cells.every((cell) => cell === undefined)) continue; // not measured in this run (`--only`)
     const ratios = cells.map((cell) => (cell === undefined ? Number.NaN : cell.plainMs / cell.deviceMs));
     const best = Math.max(...ratios.filter((value) => !Number.isNaN(value)));
     lines.push(`| ${device.name} | ${device.where} | ${device.plain} | ${ratios.map((value) => (Number.isNaN(value) ? "–" : ratio(value))).join(" | ")} | ${ratio(best)} |`);
