@@ -27,6 +27,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { currentAgentsSection, runAgentBench } from "./agents/main";
 import { runBeforeAfter } from "./before-after";
+import { runDevicesBench } from "./devices";
 import { compareQuality } from "./quality";
 import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
@@ -283,6 +284,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${await runBeforeAfter(ref === undefined || ref.startsWith("--") ? undefined : ref)}\n`);
     return;
   }
+  // `--devices`: only the speed devices against their plain versions (bench/devices.ts), printed.
+  if (process.argv.includes("--devices")) return void process.stdout.write(`${await runDevicesBench(process.argv.includes("--quick"))}\n`);
   // `--slices`: only issue 31's sections (printed, not written).
   if (process.argv.includes("--slices")) {
     process.stdout.write(`${await issue31Sections()}\n`);

@@ -76,7 +76,7 @@ describe("ToolResultPruningCompactor: the replacement", () => {
     expect(out![3]!.additional_kwargs).not.toBe(original.additional_kwargs);
   });
 
-  test("a replacement's count is remembered for a counter dearer than the estimate, not for the estimate", async () => {
+  test("a replacement's count is remembered, for the estimate as for any counter", async () => {
     const messages = agentRun(3);
     const cache = new TokenCountCache();
     const counter = (list: BaseMessage[]) => lengthCounter(list);
@@ -85,10 +85,10 @@ describe("ToolResultPruningCompactor: the replacement", () => {
     const estimated = await new ToolResultPruningCompactor({ cache, minKeepResults: 1, minTokens: 10 }).compact(messages, 0, approximateTokenCounter);
     expect(estimated![3]!.type).toBe("tool");
     expect(estimated![3]!.content).toBe(placeholderFor("lookup"));
-    expect(cache.get(approximateTokenCounter, estimated![3]!)).toBeUndefined();
-    // The input's counts were remembered for the dearer counter only: the estimate is never cached.
+    expect(cache.get(approximateTokenCounter, estimated![3]!)).toBe(approximateTokenCounter([estimated![3]!]));
+    // The input's counts were remembered under each counter.
     expect(cache.get(counter, messages[3]!)).toBe(lengthCounter([messages[3]!]));
-    expect(cache.get(approximateTokenCounter, messages[3]!)).toBeUndefined();
+    expect(cache.get(approximateTokenCounter, messages[3]!)).toBe(approximateTokenCounter([messages[3]!]));
   });
 });
 

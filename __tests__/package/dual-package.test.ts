@@ -72,7 +72,7 @@ describe("stores and caches from another copy are recognised by their methods", 
     const compactor = new SlidingWindowCompactor({ cache });
     expect(compactor.cache).toBe(cache);
     const messages = long();
-    // A counter of the user's own (the built-in estimate is never cached).
+    // A counter of the user's own.
     const counter = (list: BaseMessage[]) => approximateTokenCounter(list);
     await compactor.compact(messages, 20, counter);
     expect(cache.get(counter, messages[2]!)).toBe(approximateTokenCounter([messages[2]!]));

@@ -9,9 +9,6 @@ import type { MessageCounter } from "../counting/message-counts";
  * promise.
  */
 export function countOne(message: BaseMessage, counter: MessageCounter, cache: TokenCountCache | null): number | Promise<number> {
-  // The built-in estimate (the one counter never cached) returns a valid count synchronously and never throws:
-  // asked directly, without the bookkeeping a user's counter needs (pruning asks once per result it replaces).
-  if (!counter.cached) return counter.countOne(message) as number;
   const counts = new MessageCounts([message], counter, cache);
   try {
     return counts.of(0);

@@ -363,8 +363,7 @@ export class ToolResultPruningCompactor implements Compactor {
         placeholders.set(toolName, text);
       }
       const replacement = prunedResult(message, text, originalTokens);
-      // Remembered for a counter dearer than a cache write: the window after this stage reads the kept placeholders
-      // again. (The built-in estimate is never cached: see `MessageCounter.cached`.)
+      // Remembered: the window after this stage reads the kept placeholders again.
       const counted = countOne(replacement, counter, this.cache);
       if (typeof counted === "number") return decision(replacement, originalTokens, counted);
       return counted.then((replacementTokens) => decision(replacement, originalTokens, replacementTokens));

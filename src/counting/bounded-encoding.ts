@@ -3,8 +3,8 @@
  *
  * js-tiktoken merges each pre-split piece in time quadratic in its length, so
  * one long piece (a run of letters such as "aaaa…", an unbroken CJK paragraph,
- * a row of "=====", 4,000 spaces, a tool result of newlines) takes seconds to
- * hours: 10,000 repeated letters take about 5 s, 4,000 spaces 3 s. Tiktoken's
+ * a row of "=====", thousands of spaces, a tool result of newlines) takes
+ * seconds to hours. Tiktoken's
  * own pre-split already breaks base64, hex, JSON, code and prose into short
  * pieces at digits, case changes, punctuation and spaces, so those are counted
  * exactly and quickly. A long piece is either letters (and combining marks,
@@ -22,12 +22,12 @@
  *   {@link CHUNK} characters of the run, under 1%);
  * - a longer hazard is sampled: {@link SAMPLES} evenly spaced chunks are
  *   encoded and the run's count is extrapolated from their tokens per
- *   character. That costs the same few milliseconds whatever the run's length; on
+ *   character. That costs the same whatever the run's length; on
  *   repeated characters, random letters and symbol runs the test suite holds
  *   it within 10% of exact encoding.
  *
  * So a text's cost is bounded by its length (for the exact part) plus a fixed
- * cost per hazard: a 200,000-character run is counted in a few milliseconds.
+ * cost per hazard, whatever the hazard's length.
  *
  * Runs are found with patterns whose repetition is bounded
  * ({@link HAZARD_PART} characters a match) and continued match by match: a

@@ -14,16 +14,14 @@
  *   is the sum of its pieces' lengths, and a piece's length depends on the
  *   piece alone. Words, keys, indentation and punctuation recur thousands of
  *   times across a conversation (and logs and tables within one text), and a
- *   piece costs far more to encode than to look up: a tokenization pass over
- *   an agent's history is about four times faster with the memory emptied
- *   before it (`npm run bench`). A piece on its own splits into itself (the
+ *   piece costs far more to encode than to look up. A piece on its own splits into itself (the
  *   pattern's only lookahead, `\s+(?!\S)`, can only match more at the end of
  *   a string), so the sum is exactly what `encode` gives; the tests compare
  *   the two on random text.
  * - The pieces not seen before go to the encoder in one call, not one call each:
  *   js-tiktoken builds two regular expressions and a few sets on every
- *   `encode`, which cost more than a short piece's own encoding (a third of a
- *   tiktoken count, measured). The pieces are joined by `<|endoftext|>`,
+ *   `encode`, which cost more than a short piece's own encoding. The pieces
+ *   are joined by `<|endoftext|>`,
  *   allowed as the special token: tiktoken splits the text at special tokens
  *   and encodes what lies between them on its own, so each piece's tokens
  *   are the ids between two separators (a special token's id is never one of

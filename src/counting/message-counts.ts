@@ -20,14 +20,6 @@ export interface MessageCounter {
    * counted at once.
    */
   sliced: boolean;
-  /**
-   * Whether counts are looked up in and written to the cache. `false` for the
-   * built-in estimate only: it reads a message's text faster than the cache
-   * checks that a stored count is still current and stores a new one (with the
-   * cache, pruning 100,000 messages took ~3.3 passes of the estimate; without,
-   * ~2.5). Every other counter (tiktoken, a model's) is cached.
-   */
-  cached: boolean;
 }
 
 /**
@@ -37,19 +29,18 @@ export interface MessageCounter {
 export function resolveTokenCounter(counter: TokenCounterLike | undefined, optionName = "tokenCounter"): MessageCounter {
   const chosen = counter ?? approximateTokenCounter;
   // The built-in estimate counts one message without wrapping it in a list (the same number, no allocation per message).
-  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens, cached: false, sliced: false };
+  if (chosen === approximateTokenCounter) return { key: chosen, label: chosen.name, countOne: approximateMessageTokens, sliced: false };
   if (typeof chosen === "function") {
     // The built-in tiktoken counter counts a long text in time slices: the same count, without holding the event loop.
     const inSlices = slicedCountOf(chosen);
-    if (inSlices !== undefined) return { key: chosen, label: chosen.name, countOne: inSlices, cached: true, sliced: true };
-    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]), cached: true, sliced: false };
+    if (inSlices !== undefined) return { key: chosen, label: chosen.name, countOne: inSlices, sliced: true };
+    return { key: chosen, label: chosen.name || optionName, countOne: (message) => chosen([message]), sliced: false };
   }
   if (typeof chosen === "object" && chosen !== null && typeof chosen.getNumTokens === "function") {
     return {
       key: chosen,
       label: `${describeValue(chosen)}.getNumTokens`,
       countOne: (message) => chosen.getNumTokens(message.content),
-      cached: true,
       sliced: false,
     };
   }
@@ -94,14 +85,9 @@ const WAIT_FOR_SLICE = new AsyncCountNeeded(false);
  *   slices: that count.
  */
 export class MessageCounts {
-  /**
-   * Counts known so far: a map while the rules read a few messages (a lazy
-   * compaction of a long history reads a few dozen), an array once every
-   * message is wanted.
-   */
-  private sparse: Map<number, number> | null = null;
-  private dense: Float64Array | null = null;
-  /** Made on first use, like `sparse`: one message counted through the cache (a replacement) allocates no maps. */
+  /** Counts known so far, by index: a lazy compaction of a long history reads a few dozen. */
+  private readonly counts = new Map<number, number>();
+  /** Made on first use: only an asynchronous counter or a long text counted in slices leaves a count pending. */
   private pending: Map<number, Promise<unknown>> | null = null;
   /**
    * The sum of every count known so far. Each is finite, but their sum may not
@@ -113,11 +99,8 @@ export class MessageCounts {
   private readonly cache: TokenCountCache | null;
   /** Whether the counter answered with a promise (and is not the built-in one counting in slices): then every message is counted at once. */
   private asynchronous = false;
-  /** The slice in which this list last counted a message, and the counts since the clock was last read. */
+  /** The slice in which this list last counted a message. */
   private lastSlice = -1;
-  private sinceClock = 0;
-  /** How many counts go between two readings of the clock: the estimate counts a message in about a microsecond. */
-  private readonly clockEvery: number;
 
   constructor(
     private readonly messages: readonly BaseMessage[],
@@ -126,10 +109,7 @@ export class MessageCounts {
     /** Stops counting in slices once aborted (the work then rejects with its reason). */
     private readonly signal?: AbortSignal,
   ) {
-    this.cache = counter.cached ? cache : null;
-    this.clockEvery = counter.cached ? 1 : 32;
-    // A short list (one replacement, one new step) is dense from the start: no map for a handful of counts.
-    if (messages.length <= 16) this.dense = new Float64Array(messages.length).fill(Number.NaN);
+    this.cache = cache;
   }
 
   /** The tokens of message `index`, counting it now if needed; throws {@link AsyncCountNeeded} when the pass must wait. */
@@ -140,7 +120,7 @@ export class MessageCounts {
     const cached = this.cache?.get(this.counter.key, message);
     if (cached !== undefined) return this.record(index, cached);
     // Only after a count in this very slice: a pass run again after a pause always counts at least one more message.
-    if (this.lastSlice === currentSlice() && this.clockDue() && sliceUsedUp()) throw WAIT_FOR_SLICE;
+    if (this.lastSlice === currentSlice() && sliceUsedUp()) throw WAIT_FOR_SLICE;
     this.lastSlice = currentSlice();
     const result = this.call(index);
     if (isThenable(result)) {
@@ -180,11 +160,6 @@ export class MessageCounts {
 
   /** Counts every message not yet counted, awaiting an asynchronous counter (calls run concurrently). */
   async countAll(): Promise<void> {
-    if (this.dense === null) {
-      this.dense = new Float64Array(this.messages.length).fill(Number.NaN);
-      if (this.sparse !== null) for (const [index, value] of this.sparse) this.dense[index] = value;
-      this.sparse = null;
-    }
     const work: Promise<void>[] = [];
     const pending = this.pending;
     this.pending = null;
@@ -196,7 +171,7 @@ export class MessageCounts {
         this.record(index, cached);
         continue;
       }
-      if (this.clockDue() && sliceUsedUp()) await nextSlice(this.signal);
+      if (sliceUsedUp()) await nextSlice(this.signal);
       const started = pending?.get(index) ?? this.call(index);
       if (!isThenable(started)) {
         this.accept(index, started);
@@ -205,14 +180,6 @@ export class MessageCounts {
       work.push(this.settled(index, started));
     }
     await Promise.all(work);
-  }
-
-  /** Counts read since the clock was last read, every {@link clockEvery}th answering yes. */
-  private clockDue(): boolean {
-    this.sinceClock += 1;
-    if (this.sinceClock < this.clockEvery) return false;
-    this.sinceClock = 0;
-    return true;
   }
 
   /** Records the count `started` resolves to (or rejects with its error, wrapped). */
@@ -266,15 +233,12 @@ export class MessageCounts {
         index,
       );
     }
-    if (this.dense !== null) this.dense[index] = value;
-    else (this.sparse ??= new Map()).set(index, value);
+    this.counts.set(index, value);
     return value;
   }
 
   private known(index: number): number | undefined {
-    if (this.dense === null) return this.sparse === null ? undefined : this.sparse.get(index);
-    const value = this.dense[index]!;
-    return Number.isNaN(value) ? undefined : value;
+    return this.counts.get(index);
   }
 
   private accept(index: number, value: unknown): number {

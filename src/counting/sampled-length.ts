@@ -4,8 +4,8 @@
  * Exact BPE costs time in proportion to a text's length, and most of it for
  * high-entropy text (random base64, hex, minified JSON, CJK), whose pieces
  * are all different, so the memory of pieces seen (see `exact-length.ts`)
- * does not help: a 1 MB base64 payload in one tool result took as long as
- * js-tiktoken's own `encode` of it, seconds. So a text of at least
+ * does not help: a base64 payload of a megabyte in one tool result costs as
+ * much as js-tiktoken's own `encode` of it. So a text of at least
  * {@link SAMPLED_TEXT} characters is measured in part:
  *
  * - its long runs are hazards, counted as in any text (see

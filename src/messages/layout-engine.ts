@@ -3,9 +3,7 @@ import { assertMessageAt, reasonOf } from "../errors";
 import { isSummaryMessage } from "./compaction-metadata";
 import { asksForTools, collectAssistantCallIds } from "./exchanges";
 import type { ConversationLayout, MessageGroup } from "./grouping";
-import { IdTable } from "./id-table";
 import { leadingSystemEnd } from "./instructions";
-import { IntList } from "./int-list";
 import { omissionNoteMetadata } from "./omission-note";
 import { roleOf, toolCallIdOf } from "./roles";
 
@@ -107,9 +105,8 @@ export class LayoutEngine {
    * without this, the first layout after a major collection that found every
    * conversation's engine released (a process that lays out one new list per
    * request, the benchmark's cold runs) ran its methods unoptimized until they
-   * were compiled again: 2 to 3 times as slow at 100,000 messages (`node
-   * --trace-deopt` lists them as deoptimized for "weak objects" at each full
-   * collection).
+   * were compiled again (`node --trace-deopt` lists them as deoptimized for
+   * "weak objects" at each full collection).
    */
   static readonly keptShape: LayoutEngine = new LayoutEngine();
 
@@ -135,13 +132,13 @@ export class LayoutEngine {
    * stands in `ownerIds` when the latest message asking for tools before them
    * asked for it (the usual case, found without a map lookup), else -1.
    */
-  private resultAsked = new IntList();
+  private resultAsked: number[] = [];
   private base = 0;
   /** The call ids asked for by the messages being laid out, with the index of the message asking for each. */
   private ownerIds: string[] = [];
-  private ownerAt = new IntList();
-  private matched = new IntList();
-  private matchedSlots = new IntList();
+  private ownerAt: number[] = [];
+  private matched: number[] = [];
+  private matchedSlots: number[] = [];
   private unitOf = new Int32Array(64);
 
   /**
@@ -150,7 +147,9 @@ export class LayoutEngine {
    * it yet, in typed arrays, so that a result finds all it needs by one
    * lookup of its id (or none, when it answers the call right before it).
    */
-  private slotOf = new IdTable();
+  private slotOf = new Map<string, number>();
+  /** The ids by slot, in the order they were added (undone newest first). */
+  private slotIds: string[] = [];
   private slotOwner = new Int32Array(64);
   private slotAnswered = new Uint8Array(64);
   /** The slot of each id in `ownerIds`, in the same order. */
@@ -295,7 +294,7 @@ export class LayoutEngine {
     if (latestTask >= 0 && !historyState) return this.taskStart; // the task so far becomes history
     if (latestTask < 0 && historyState && from > systemEnd) return 0; // the task message is gone: the task moved back
     const ownerIds = this.ownerIds;
-    const ownerAt = this.ownerAt.data;
+    const ownerAt = this.ownerAt;
     if (this.unmatched.size > 0) {
       for (const id of ownerIds) {
         const answeredEarlier = this.unmatched.get(id);
@@ -430,9 +429,11 @@ export class LayoutEngine {
 
   /** Registers message `index` as asking for `id`; returns the id's slot. */
   private addOwner(id: string, index: number, laterOwners: [number, number][]): number {
-    const added = this.slotOf.size;
-    const slot = this.slotOf.intern(id);
-    if (slot === added) {
+    const known = this.slotOf.get(id);
+    const slot = known ?? this.slotIds.length;
+    if (known === undefined) {
+      this.slotOf.set(id, slot);
+      this.slotIds.push(id);
       if (this.slotOwner.length <= slot) {
         const owners = new Int32Array(this.slotOwner.length * 2);
         owners.set(this.slotOwner);
@@ -443,7 +444,7 @@ export class LayoutEngine {
       }
       this.slotOwner[slot] = index;
       this.slotAnswered[slot] = 0;
-      if (this.logging) this.record(() => this.slotOf.pop());
+      if (this.logging) this.record(() => void this.slotOf.delete(this.slotIds.pop()!));
       return slot;
     }
     if (this.slotOwner[slot] === index) return slot;
@@ -475,7 +476,7 @@ export class LayoutEngine {
    */
   private place(from: number, to: number): void {
     const { matched, matchedSlots, resultIds, base } = this;
-    const resultAsked = this.resultAsked.data;
+    const resultAsked = this.resultAsked;
     const task = this.task;
     for (let i = from; i < to; i += 1) {
       const role = this.roles[i]!;
@@ -489,7 +490,7 @@ export class LayoutEngine {
       if (role === TOOL) {
         const id = resultIds[i - base];
         const asked = resultAsked[i - base]!;
-        const slot = asked >= 0 ? this.ownerSlots[asked]! : id === undefined ? -1 : this.slotOf.find(id);
+        const slot = asked >= 0 ? this.ownerSlots[asked]! : id === undefined ? -1 : (this.slotOf.get(id) ?? -1);
         if (slot >= 0) {
           matched.push(i);
           matchedSlots.push(slot);
@@ -531,12 +532,12 @@ export class LayoutEngine {
     // (Which unit absorbs which does not depend on the order, only on what is joined.)
     const split = history === null ? 0 : history.end;
     const { slotOwner, slotAnswered, matched, matchedSlots } = this;
-    const passes: [Epoch, Int32Array, Int32Array, number, [number, number][]][] = [];
-    if (history === null) passes.push([task, matched.data, matchedSlots.data, matched.length, laterOwners as [number, number][]]);
+    const passes: [Epoch, number[], number[], number, [number, number][]][] = [];
+    if (history === null) passes.push([task, matched, matchedSlots, matched.length, laterOwners as [number, number][]]);
     else {
       // Results are sorted into the stretch that decides them in place: those of history first, then the task's.
-      const results = matched.data;
-      const slots = matchedSlots.data;
+      const results = matched;
+      const slots = matchedSlots;
       const late: number[] = [];
       let early = 0;
       for (let m = 0; m < matched.length; m += 1) {
@@ -553,7 +554,7 @@ export class LayoutEngine {
         slots[early + m / 2] = late[m + 1]!;
       }
       passes.push([history, results, slots, early, laterOwners.filter(([, other]) => other < split)]);
-      passes.push([task, results.subarray(early), slots.subarray(early), matched.length - early, laterOwners.filter(([, other]) => other >= split)]);
+      passes.push([task, results.slice(early), slots.slice(early), matched.length - early, laterOwners.filter(([, other]) => other >= split)]);
     }
     for (const [pass, results, slots, count, owners] of passes) {
       this.useLog(pass);

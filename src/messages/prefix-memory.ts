@@ -43,8 +43,8 @@ function commonPrefix(a: readonly unknown[], b: readonly unknown[]): number {
   const length = Math.min(a.length, b.length);
   let i = 0;
   // `Object.is`, not `===`: V8 compiles `===` on objects to read each object's map (so that a NaN is never equal to
-  // itself), a cache miss per message of a long history; `Object.is` compares the references alone. Five times
-  // faster over 100,000 messages (0.22 ms against 1.1 ms), and the same answer for objects.
+  // itself), a cache miss per message of a long history; `Object.is` compares the references alone, and gives the
+  // same answer for objects.
   while (i < length && Object.is(a[i], b[i])) i += 1;
   return i;
 }
