@@ -104,3 +104,5 @@ export { redisListRewrite } from "./integrations/redis-rewrite";
 export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/redis-rewrite";
 export { postgresRewrite } from "./integrations/postgres-rewrite";
 export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } from "./integrations/postgres-rewrite";
+export { agentCompactor } from "./compactors/agent-compactor";
+export type { AgentCompactorOptions } from "./compactors/agent-compactor";

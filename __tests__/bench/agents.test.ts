@@ -7,7 +7,7 @@
  * integration's own overflow error.
  */
 import { ContextOverflowError } from "@langchain/core/errors";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import type { AgentMiddleware } from "langchain";
@@ -23,7 +23,8 @@ import { ScriptedSummarizer } from "../../bench/agents/summarizer";
 import { CallLog } from "../../bench/agents/call-log";
 import type { Workload } from "../../bench/agents/workload";
 import { codingWorkload } from "../../bench/agents/workloads/coding";
-import { MessageTokens } from "../../bench/runs/metrics";
+import { MessageTokens } from "../../bench/agents/message-tokens";
+import { providerProblem } from "../../bench/agents/validity";
 
 jest.setTimeout(120_000);
 
@@ -277,5 +278,22 @@ describe("the hidden-window provider", () => {
     // The same requests as the normal run up to the refusal, so the refused one is its first over the limit.
     expect(run.result.failed!.agentCall).toBe(normal.log.calls.findIndex((c) => c.kind === "agent" && c.inputTokens > limit) + 1);
     expect(run.result.bills.anthropic.allIn).toBeLessThan(normal.result.bills.anthropic.allIn);
+  });
+});
+
+describe("provider validity check", () => {
+  const call = () => new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "read_file", args: {}, type: "tool_call" }] });
+  const result = () => new ToolMessage({ tool_call_id: "c1", content: "r" });
+  const cases: [string, BaseMessage[]][] = [
+    ["a result without its call", [new SystemMessage("s"), new HumanMessage("q"), result()]],
+    ["a call not answered", [new SystemMessage("s"), new HumanMessage("q"), call(), new HumanMessage("again")]],
+    ["no user message", [new SystemMessage("s")]],
+    ["an assistant first", [new SystemMessage("s"), new AIMessage("hi")]],
+  ];
+  test.each(cases)("rejects %s", (_name, messages) => {
+    expect(providerProblem(messages)).not.toBeNull();
+  });
+  test("accepts a well-formed request", () => {
+    expect(providerProblem([new SystemMessage("s"), new HumanMessage("q"), call(), result(), new AIMessage("done")])).toBeNull();
   });
 });

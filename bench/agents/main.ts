@@ -13,7 +13,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import type { AgentRunResult } from "./harness";
 import { ANTHROPIC, OPENAI, OPENAI_OLDER } from "./pricing";
-import { differenceTable, goals, goalsSection, hiddenTable, isValid, resultsTable, totals } from "./report";
+import { differenceTable, goals, goalsSection, hiddenTable, isValid, leverTable, resultsTable, totals } from "./report";
 import type { StrategyRuns } from "./report";
 import { RECOMMENDED, STRATEGIES, strategyOf } from "./strategies";
 import type { AgentWorkerTask } from "./worker";
@@ -80,17 +80,18 @@ function runWorker(task: AgentWorkerTask): Promise<AgentRunResult[]> {
 async function chart(results: readonly AgentRunResult[], seed: number): Promise<string> {
   // Vega is an ES module only: loaded at run time, so the CommonJS bench and tests never require it.
   const { renderAgentChart } = (await import("./chart.mjs")) as typeof import("./chart.mjs");
+  const charted = STRATEGIES.filter((strategy) => strategy.kind !== "lever");
   const bills = results
-    .filter((run) => run.seed === seed)
+    .filter((run) => run.seed === seed && strategyOf(run.strategy).kind !== "lever")
     .flatMap((run) => {
       const strategy = strategyOf(run.strategy);
       return run.cumulativeAnthropic.map((bill, index) => ({ workload: TITLES[run.workload as WorkloadKey], strategy: strategy.label, kind: strategy.kind, call: index + 1, bill }));
     });
-  const outcomes = STRATEGIES.map((strategy) => {
+  const outcomes = charted.map((strategy) => {
     const t = totals(results.filter((run) => run.strategy === strategy.key));
     return { strategy: strategy.label, kind: strategy.kind, bill: t.bills.anthropic.allIn, answered: t.answered };
   });
-  return renderAgentChart(bills, outcomes, { seed, workloads: WORKLOAD_KEYS.map((key) => TITLES[key]), strategies: STRATEGIES.map((s) => ({ label: s.label, color: s.color })) });
+  return renderAgentChart(bills, outcomes, { seed, workloads: WORKLOAD_KEYS.map((key) => TITLES[key]), strategies: charted.map((s) => ({ label: s.label, color: s.color })) });
 }
 
 const byStrategy = (runs: readonly AgentRunResult[]): StrategyRuns[] => STRATEGIES.map((strategy) => ({ strategy, runs: runs.filter((run) => run.strategy === strategy.key) }));
@@ -118,19 +119,27 @@ function observations(runs: readonly AgentRunResult[]): string {
 export interface AgentBenchOptions {
   quick?: boolean;
   write?: boolean;
+  /** Only these strategies (by key; development runs). Default all. */
+  only?: readonly string[];
+  /** These seeds instead of the default ones (development runs). */
+  seeds?: readonly number[];
 }
 
 /** Runs the agent benchmark; returns the Markdown section. */
 export async function runAgentBench(options: AgentBenchOptions = {}): Promise<string> {
   const started = Date.now();
   const quick = options.quick ?? false;
-  const seeds = quick ? QUICK_SEEDS : AGENT_SEEDS;
-  process.stderr.write(`agent runs: ${WORKLOAD_KEYS.length} workloads × ${seeds.length} seeds × ${STRATEGIES.length} strategies${quick ? " (quick)" : ""}, then the hidden-window runs\n`);
+  const seeds = [...(options.seeds ?? (quick ? QUICK_SEEDS : AGENT_SEEDS))];
+  const strategies = options.only === undefined ? STRATEGIES : options.only.map(strategyOf);
+  process.stderr.write(`agent runs: ${WORKLOAD_KEYS.length} workloads × ${seeds.length} seeds × ${strategies.length} strategies${quick ? " (quick)" : ""}, then the hidden-window runs\n`);
 
-  // One child per strategy and workload (its normal runs, then its hidden-window runs), PARALLEL at a time.
+  // One child per strategy and workload (its normal runs, then its hidden-window runs), PARALLEL at a time; the
+  // longest first, so that the two lanes end together.
   const tasks: { task: AgentWorkerTask; runs: AgentRunResult[] }[] = [];
-  for (const strategy of STRATEGIES) {
-    for (const workload of WORKLOAD_KEYS) tasks.push({ task: { strategy: strategy.key, workload, seeds, quick, hiddenWindowFractions: HIDDEN_WINDOW_FRACTIONS }, runs: [] });
+  for (const workload of WORKLOAD_KEYS) {
+    for (const strategy of strategies) {
+      tasks.push({ task: { strategy: strategy.key, workload, seeds, quick, hiddenWindowFractions: strategy.hidden === true ? HIDDEN_WINDOW_FRACTIONS : [] }, runs: [] });
+    }
   }
   const queue = [...tasks];
   await Promise.all(
@@ -153,7 +162,7 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
   const section = [
     "## Agent runs written apart from the library: bill and quality per strategy",
     "",
-    `Produced by \`npm run bench -- --agents${quick ? " --quick" : ""}\`. Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.` +
+    `Produced by \`npm run bench -- --runs${quick ? " --quick" : ""}\`. Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.` +
       (quick ? " **Quick run: one seed, shortened workloads; not the numbers to quote.**" : ""),
     "",
     `Three agents whose runs share nothing with the run benchmark above (\`bench/agents/\`), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
@@ -169,6 +178,10 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
     "### Goals for the recommended configuration",
     "",
     goalsSection(goalList),
+    "",
+    "### Levers, one row each (the same settings on every workload)",
+    "",
+    leverTable(pooled),
     "",
     "Where the recommended configuration's Anthropic-style bill goes, against the cheapest valid peer there:",
     "",

@@ -184,11 +184,37 @@ export function differenceTable(byWorkload: readonly { title: string; results: r
   return lines.join("\n");
 }
 
+/**
+ * Every row of ours (levers included), pooled: valid or not, questions, and the all-in bill under each price model
+ * against the cheapest valid peer's.
+ */
+export function leverTable(results: readonly StrategyRuns[]): string {
+  const ran = results.filter((entry) => entry.runs.length > 0).map((entry) => ({ entry, t: totals(entry.runs) }));
+  const valid = ran.filter((x) => x.entry.strategy.kind === "peer" && isValid(x.t));
+  const cheapest = (key: PriceModel["key"]) => [...valid].sort((a, b) => a.t.bills[key].allIn - b.t.bills[key].allIn)[0];
+  const lines = [
+    `| row | valid | questions answered / answerable | summary calls | ${PRICE_MODELS.map((p) => `all-in, ${p.label} (vs cheapest valid peer)`).join(" | ")} |`,
+    `|---|---|---|---:|${PRICE_MODELS.map(() => "---").join("|")}|`,
+  ];
+  for (const { entry, t } of ran) {
+    if (entry.strategy.kind !== "ours" && entry.strategy.kind !== "lever") continue;
+    const cells = PRICE_MODELS.map((price) => {
+      const peer = cheapest(price.key);
+      const mine = t.bills[price.key].allIn;
+      return peer === undefined ? k(mine) : `${k(mine)} (${signedPercent(mine / peer.t.bills[price.key].allIn - 1)})`;
+    });
+    lines.push(`| ${entry.strategy.label}${entry.strategy.key === RECOMMENDED ? " ★" : ""} | ${isValid(t) ? "yes" : "no"} | ${t.answered} / ${t.answerable} | ${n(t.summaryCalls)} | ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+const signedPercent = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(x * 100).toFixed(1)}%`;
+
 /** The hidden-window runs: failed runs per strategy and workload, with the first refused call. */
 export function hiddenTable(results: readonly StrategyRuns[], workloads: readonly { key: string; title: string }[]): string {
   const lines = [
-    `| strategy | ${workloads.map((w) => `${w.title}: failed runs (first refused agent call)`).join(" | ")} | all: failed runs |`,
-    `|---|${workloads.map(() => "---").join("|")}|---:|`,
+    `| strategy | ${workloads.map((w) => `${w.title}: failed runs (first refused agent call)`).join(" | ")} | all: failed runs | requests refused | questions answered / answerable | all-in, Anthropic-style |`,
+    `|---|${workloads.map(() => "---").join("|")}|---:|---:|---|---:|`,
   ];
   for (const { strategy, runs } of results) {
     if (runs.length === 0) continue;
@@ -199,7 +225,9 @@ export function hiddenTable(results: readonly StrategyRuns[], workloads: readonl
       return `${failed.length} of ${mine.length}${calls.length > 0 ? ` (${calls.join(", ")})` : ""}`;
     });
     const failed = runs.filter((run) => run.failed !== null).length;
-    lines.push(`| ${strategy.label}${strategy.key === RECOMMENDED ? " ★" : ""} | ${cells.join(" | ")} | ${failed} of ${runs.length} |`);
+    const t = totals(runs);
+    const refused = runs.reduce((sum, run) => sum + run.refused, 0);
+    lines.push(`| ${strategy.label}${strategy.key === RECOMMENDED ? " ★" : ""} | ${cells.join(" | ")} | ${failed} of ${runs.length} | ${refused} | ${t.answered} / ${t.answerable} | ${k(t.bills.anthropic.allIn)} |`);
   }
   return lines.join("\n");
 }
