@@ -69,7 +69,7 @@ export interface Strategy {
 export const RECOMMENDED = "ours-agent";
 
 /** Hook options a row may set beside the compactor (the same on every workload). */
-type HookLevers = Pick<CompactionHookOptions, "compactTo" | "minGainTokens">;
+type HookLevers = Pick<CompactionHookOptions, "compactAt" | "compactTo" | "minGainTokens">;
 
 /** Ours on `createAgent`, defaults for everything but the compactor (and the hook levers a row names). */
 function ours(context: StrategyContext, compactor: Compactor | readonly Compactor[], extraTools: StructuredToolInterface[] = [], levers: HookLevers = {}): StrategySetup {
@@ -221,6 +221,71 @@ export const STRATEGIES: Strategy[] = [
       const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
       return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, {}, [reader]);
     },
+  },
+  {
+    key: "lever-prune-first",
+    label: "lever: + pruning before summarization",
+    kind: "lever",
+    color: "#c5b0d5",
+    setup: (context) => agent(context, { before: [new ToolResultPruningCompactor()] }),
+  },
+  {
+    key: "lever-offload-big",
+    label: "lever: + offloading results over 1,000 tokens before summarization",
+    kind: "lever",
+    color: "#c49c94",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE, minTokens: 1_000 })] }, {}, [reader]);
+    },
+  },
+  {
+    key: "lever-offload-deeper",
+    label: "lever: + offloading before summarization, compactTo 0.25",
+    kind: "lever",
+    color: "#f7b6d2",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, { compactTo: 0.25 }, [reader]);
+    },
+  },
+  {
+    key: "lever-later",
+    label: "lever: + later compactions (compactAt 0.85; peers stay at 0.7)",
+    kind: "lever",
+    color: "#dbdb8d",
+    setup: (context) => agent(context, {}, { compactAt: 0.85 }),
+  },
+  {
+    key: "lever-offload-30",
+    label: "lever: + offloading before summarization, compactTo 0.3",
+    kind: "lever",
+    color: "#9edae5",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, { compactTo: 0.3 }, [reader]);
+    },
+  },
+  {
+    key: "lever-offload-later",
+    label: "lever: + offloading before summarization, compactAt 0.85",
+    kind: "lever",
+    color: "#393b79",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, { compactAt: 0.85 }, [reader]);
+    },
+  },
+  {
+    key: "lever-prune-deeper",
+    label: "lever: + pruning before summarization, compactTo 0.25",
+    kind: "lever",
+    color: "#637939",
+    setup: (context) => agent(context, { before: [new ToolResultPruningCompactor()] }, { compactTo: 0.25 }),
   },
   {
     key: "ours-agent",
