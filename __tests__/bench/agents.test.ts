@@ -17,7 +17,7 @@ import { runAgentWorkload } from "../../bench/agents/harness";
 import { contextOverflowError } from "../../bench/agents/overflow";
 import { ANTHROPIC, billOf, cachedTokens, inputCost, OPENAI, OPENAI_OLDER, outputCost, PrefixCache } from "../../bench/agents/pricing";
 import type { BilledCall, RequestBlock } from "../../bench/agents/pricing";
-import { strategyOf } from "../../bench/agents/strategies";
+import { RECOMMENDED, strategyOf } from "../../bench/agents/strategies";
 import type { Strategy } from "../../bench/agents/strategies";
 import { ScriptedSummarizer } from "../../bench/agents/summarizer";
 import { CallLog } from "../../bench/agents/call-log";
@@ -252,6 +252,26 @@ describe("summary calls", () => {
   });
 });
 
+describe("the recommended row's summary call resends the conversation", () => {
+  test("it is sent with the agent's tools and shares the agent's last request as its cached prefix; a transcript shares none", async () => {
+    const workload: Workload = { ...codingWorkload(1, { quick: true }), contextWindow: 30_000 };
+    const shared = async (key: string) => {
+      const run = await runAgentWorkload(strategyOf(key), workload, { keepRequests: true });
+      const summaries = run.log.calls.map((call, index) => ({ call, index })).filter((x) => x.call.kind === "summary");
+      expect(summaries.length).toBeGreaterThan(0);
+      const first = summaries[0]!;
+      const before = run.log.calls.slice(0, first.index).filter((c) => c.kind === "agent").at(-1)!;
+      return { first: first.call, before };
+    };
+    const conversation = await shared(RECOMMENDED);
+    expect(conversation.first.toolSchemaText).toBe(conversation.before.toolSchemaText);
+    // The whole request the agent last sent (tools, system prompt, every message) is read from the cache.
+    expect(conversation.first.sharedPrefixTokens).toBe(conversation.before.inputTokens);
+    const transcript = await shared("ours-sum-window");
+    expect(transcript.first.sharedPrefixTokens).toBe(0);
+  });
+});
+
 describe("the hidden-window provider", () => {
   test("throws what ChatAnthropic and ChatOpenAI throw for an over-long request: a ContextOverflowError", async () => {
     const anthropic = await contextOverflowError("anthropic", 1_000, 900);
@@ -278,6 +298,18 @@ describe("the hidden-window provider", () => {
     // The same requests as the normal run up to the refusal, so the refused one is its first over the limit.
     expect(run.result.failed!.agentCall).toBe(normal.log.calls.findIndex((c) => c.kind === "agent" && c.inputTokens > limit) + 1);
     expect(run.result.bills.anthropic.allIn).toBeLessThan(normal.result.bills.anthropic.allIn);
+  });
+
+  test("below every trigger, the recommended row recovers (refused, compacted, sent again) where context editing's run fails", async () => {
+    const workload = codingWorkload(1, { quick: true });
+    const ours = await runAgentWorkload(strategyOf(RECOMMENDED), workload, { hiddenWindowFraction: 0.5 });
+    expect(ours.result.refused).toBeGreaterThan(0);
+    expect(ours.result.failed).toBeNull();
+    expect(ours.result.overWindow).toBe(0);
+    expect(ours.result.invalid).toBe(0);
+    const peer = await runAgentWorkload(strategyOf("lc-context-editing"), workload, { hiddenWindowFraction: 0.5 });
+    expect(peer.result.failed).not.toBeNull();
+    expect(peer.result.failed!.overflow).toBe(true);
   });
 });
 
