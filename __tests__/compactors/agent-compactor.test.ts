@@ -5,6 +5,7 @@
  */
 import { AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
+import { InMemoryStore } from "@langchain/langgraph";
 import { z } from "zod/v4";
 import { agentCompactor, CompactionPipeline, isSummaryMessage, ToolResultPruningCompactor } from "../../src";
 import { CONVERSATION_SUMMARY_REQUEST } from "../../src/compactors/summarization";
@@ -13,12 +14,12 @@ import { lengthCounter } from "../support/stages";
 
 const search = tool(async () => "r", { name: "search", description: "Searches.", schema: z.object({ q: z.string() }) });
 
-function chat(turns = 6): BaseMessage[] {
+function chat(turns = 6, resultChars = 200): BaseMessage[] {
   const messages: BaseMessage[] = [new SystemMessage("Rules in the list.")];
   for (let turn = 0; turn < turns; turn += 1) {
     messages.push(new HumanMessage(`question ${turn} ${"q".repeat(120)}`));
     messages.push(new AIMessage({ content: "", tool_calls: [{ id: `c${turn}`, name: "search", args: { q: `${turn}` }, type: "tool_call" }] }));
-    messages.push(new ToolMessage({ tool_call_id: `c${turn}`, name: "search", content: `result ${turn} ${"r".repeat(200)}` }));
+    messages.push(new ToolMessage({ tool_call_id: `c${turn}`, name: "search", content: `result ${turn} ${"r".repeat(resultChars)}` }));
     messages.push(new AIMessage(`answer ${turn}`));
   }
   messages.push(new HumanMessage("the task"));
@@ -75,6 +76,19 @@ describe("agentCompactor", () => {
     expect(report.tokensAfter).toBeLessThanOrEqual(1_800);
   });
 
+  test("with `offload`, large results go to the store first and the reference names the key the reader tool takes", async () => {
+    const store = new InMemoryStore();
+    const model = summarizer();
+    const messages = chat(6, 4_000);
+    const total = await lengthCounter(messages);
+    const report = await agentCompactor({ model, maxSummaryTokens: 50, cache: null, circuitBreaker: null, offload: { store } }).compactWithReport(messages, Math.floor(total * 0.8), lengthCounter);
+    expect(report.stages[0]!.strategy).toBe("tool_result_offloading");
+    expect(report.stages[0]!.rewritten.length).toBeGreaterThan(0);
+    const stored = await store.search(["compaction", "tool-results"]);
+    expect(stored.length).toBe(report.stages[0]!.rewritten.length);
+    expect(model.calls).toHaveLength(0);
+  });
+
   test("`protect` keeps a message from the summary and from the window", async () => {
     const messages = chat();
     const pinned = messages[1]!; // the first question
@@ -86,6 +100,7 @@ describe("agentCompactor", () => {
   test("bad options are named where they enter", () => {
     expect(() => agentCompactor(null as never)).toThrow("agentCompactor options must be an object, got null");
     expect(() => agentCompactor({ model: summarizer(), before: {} as never })).toThrow(/^agentCompactor `before` must be an array of compactors, got/);
+    expect(() => agentCompactor({ model: summarizer(), offload: 7 as never })).toThrow("agentCompactor `offload` must be the options of a ToolResultOffloadCompactor (with a store), got 7");
     expect(() => agentCompactor({ model: summarizer(), before: [42 as never] })).toThrow("agentCompactor `before[0]` must be a compactor (compact and compactWithReport), got 42");
     expect(() => agentCompactor({ model: summarizer(), summaryPrompt: "cached" as never })).toThrow('`summaryPrompt` must be "transcript" or "conversation", got "cached"');
   });

@@ -1,8 +1,10 @@
 /**
- * The recommended compactor for tool-using agents, in one call: summaries
- * first (so what the agent learned stays in view), then a sliding window
- * that never removes a summary (so the window cannot drop what the
- * summaries hold, and the request always fits).
+ * The recommended compactor for tool-using agents, in one call: large tool
+ * results offloaded first when a store is given (the agent reads one back
+ * instead of redoing the work), then summaries (so what the agent learned
+ * stays in view), then a sliding window that never removes a summary (so
+ * the window cannot drop what the summaries hold, and the request always
+ * fits).
  */
 import { describeValue } from "../errors";
 import { isSummaryMessage } from "../messages/compaction-metadata";
@@ -13,6 +15,8 @@ import type { ProtectPredicate } from "./protection";
 import { SlidingWindowCompactor } from "./sliding-window";
 import { SummarizationCompactor } from "./summarization";
 import type { SummarizationCompactorOptions } from "./summarization";
+import { ToolResultOffloadCompactor } from "./tool-result-offload";
+import type { ToolResultOffloadCompactorOptions } from "./tool-result-offload";
 
 /** Options of {@link agentCompactor}: the summary model, and any summarization option to override. */
 export interface AgentCompactorOptions extends Omit<SummarizationCompactorOptions, "protect"> {
@@ -28,10 +32,15 @@ export interface AgentCompactorOptions extends Omit<SummarizationCompactorOption
   /** Messages neither summarized nor removed by the window (summaries are always kept by the window). */
   protect?: ProtectPredicate;
   /**
-   * Stages run before summarization, such as a `ToolResultOffloadCompactor`
-   * or a `ToolResultPruningCompactor`. Default none: a summary reads what
-   * the agent saw, and placeholders hold nothing to summarize.
+   * Offload large tool results before summarizing: each leaves a short
+   * reference in context and is kept in `offload.store`, where the agent
+   * reads it back with `createOffloadReaderTool({ store })` (bind that tool
+   * to the agent, with the same namespace). A result read back costs one
+   * tool call; one summarized or dropped may cost redoing the work. Default:
+   * no offloading.
    */
+  offload?: Omit<ToolResultOffloadCompactorOptions, "protect">;
+  /** Further stages to run first (after offloading), such as a `ToolResultPruningCompactor`. Default none. */
   before?: readonly Compactor[];
 }
 
@@ -42,8 +51,18 @@ export interface AgentCompactorOptions extends Omit<SummarizationCompactorOption
  * `compactionMiddleware`, `createCompactionNode` or the history wrapper:
  *
  * ```ts
- * compactionMiddleware({ contextWindow: 200_000, compactor: agentCompactor({ model }) })
+ * const store = new InMemoryStore();
+ * createAgent({
+ *   model,
+ *   tools: [...tools, createOffloadReaderTool({ store })],
+ *   middleware: [compactionMiddleware({ contextWindow: 200_000, compactTo: 0.3, compactor: agentCompactor({ model, offload: { store } }) })],
+ * });
  * ```
+ *
+ * That is the configuration the project's agent benchmark recommends
+ * (offloading first, and `compactTo: 0.3` on the hook: fewer, deeper
+ * compactions, each a cache rewrite). Without a store, leave `offload` out
+ * and the reader tool off: summaries then carry what the results held.
  *
  * `model` is best the agent's own chat model: then a summary call reads
  * the conversation from the provider's cache instead of paying for a fresh
@@ -54,13 +73,18 @@ export interface AgentCompactorOptions extends Omit<SummarizationCompactorOption
  */
 export function agentCompactor(options: AgentCompactorOptions): CompactionPipeline {
   if (typeof options !== "object" || options === null) throw new TypeError(`agentCompactor options must be an object, got ${describeValue(options)}`);
-  const { before = [], protect, summaryPrompt = "conversation", ...summary } = options;
+  const { before = [], offload, protect, summaryPrompt = "conversation", ...summary } = options;
   if (!Array.isArray(before)) throw new TypeError(`agentCompactor \`before\` must be an array of compactors, got ${describeValue(before)}`);
   before.forEach((stage, index) => {
     if (!isCompactor(stage)) throw new TypeError(`agentCompactor \`before[${index}]\` must be a compactor (compact and compactWithReport), got ${describeValue(stage)}`);
   });
   const keep: ProtectPredicate = protect === undefined ? isSummaryMessage : (message, index) => isSummaryMessage(message) || protect(message, index);
+  if (offload !== undefined && (typeof offload !== "object" || offload === null)) {
+    throw new TypeError(`agentCompactor \`offload\` must be the options of a ToolResultOffloadCompactor (with a store), got ${describeValue(offload)}`);
+  }
+  const offloading = offload === undefined ? [] : [new ToolResultOffloadCompactor({ ...offload, ...(protect === undefined ? {} : { protect }) })];
   return new CompactionPipeline([
+    ...offloading,
     ...before,
     new SummarizationCompactor({ ...summary, summaryPrompt, ...(protect === undefined ? {} : { protect }) }),
     new SlidingWindowCompactor({ protect: keep }),
