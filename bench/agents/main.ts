@@ -165,9 +165,9 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
     `Produced by \`npm run bench -- --runs${quick ? " --quick" : ""}\`. Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.` +
       (quick ? " **Quick run: one seed, shortened workloads; not the numbers to quote.**" : ""),
     "",
-    `Three agents whose runs share nothing with the run benchmark above (\`bench/agents/\`), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
+    `Three agents written apart from the library's design (\`bench/agents/\`; the older self-written run benchmark, \`bench/runs/\`, was retired: its model replayed a script whatever it was sent, so lost context cost nothing), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
       "The scripted agent model decides each call from what it is sent: it fetches again what it needs and can no longer see, so lost context costs calls and the bill shows it (see the method below). " +
-      `Recommended configuration (★): ${recommended.label}. ✓: a peer that stayed valid (0 over the window, 0 invalid, no failed run). Bills are in thousands of token-equivalents (an uncached input token = 1), summed over the runs.`,
+      `Recommended configuration (★): ${recommended.label}. Levers: rows marked "lever", one change each. ✓: a peer that stayed valid (0 over the window, 0 invalid, no failed run). Bills are in thousands of token-equivalents (an uncached input token = 1), summed over the runs.`,
     "",
     `![Cumulative all-in bill per strategy and workload, and bill against questions answered](${AGENTS_CHART_FILE})`,
     "",
@@ -253,11 +253,15 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`summarizationMiddleware\` (\`trigger\`/\`keep\` tokens at 70%/40% minus system prompt and tools, other options at their
   defaults, so it hands the summarizer only the last 4,000 tokens of what it replaces); \`contextEditingMiddleware\` with
   \`ClearToolUsesEdit\` (trigger at 70% minus tools, \`tokenCountMethod: "model"\`, which counts the system prompt, \`keep\`
-  at its default of 3 results); ours through \`compactionMiddleware\` with \`compactAt\`/\`compactTo\` at their defaults
-  (0.7/0.4), view mode.
+  at its default of 3 results); ours through \`compactionMiddleware\` (view mode, \`recoverOverflow\` on, its default), at
+  \`compactAt\` 0.7 and \`compactTo\` 0.4 unless the row says otherwise. The levers are rows, each with the same settings
+  on every workload: the summary call that resends the conversation (\`summaryPrompt: "conversation"\`, the default of
+  \`agentCompactor\`; the summary model binds the agent's tools, so the call reads the agent's cached prefix), deeper
+  compactions, pruning or offloading before summarizing. The recommended row is \`agentCompactor({ model, offload: { store } })\`
+  with \`compactTo: 0.3\` and the offload reader tool bound to the agent.
 - **Measured** (\`call-log.ts\`): every model call, agent and summary, as it is made. Over the window: agent requests
   (messages plus tool schemas) above the configured window; the scripted provider answered them anyway. Invalid: the run
-  benchmark's provider checks (\`bench/runs/validity.ts\`: ordering rules, then \`@langchain/openai\`'s and
+  benchmark's provider checks (\`bench/agents/validity.ts\`: ordering rules, then \`@langchain/openai\`'s and
   \`@langchain/anthropic\`'s converters). Answerable: the fact reached the agent (a user message or a tool result) in an
   earlier turn of that run; answered: the fact was in the request that answered.
 - **Bill** (\`pricing.ts\`): each request serialized in provider order (tool schemas, then messages) and compared a whole
@@ -272,5 +276,10 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`ChatAnthropic\` throws for a 400 "prompt is too long" (built offline through the real class with a stub \`fetch\`).
 - **Goals** (recommended configuration, pooled and per workload): 0 over the window, 0 invalid, no failed run; at least
   as many questions answered as every peer; all-in bill no more than the cheapest valid peer under each price model.
+- **Not measured here**: real model behaviour (the agent and summary models are scripted), cache lifetimes, latency.
+  Levers measured while choosing the recommended row and left out to keep the run short (one seed, same workloads):
+  \`minGainTokens\` at 15% of the window changed nothing (every compaction from 0.7 to 0.4 frees more), summaries
+  held to 512 tokens cost more (more summary calls), \`compactAt\` 0.85 (peers left at 0.7) was no cheaper than
+  offloading with \`compactTo\` 0.3.
 `;
 }

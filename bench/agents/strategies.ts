@@ -5,7 +5,8 @@
  * memo of its counts). Peers are configured as their own docs show them,
  * given our trigger (70% of the window) and target (40%) where they take one,
  * minus the system prompt and tool schemas where they count the messages
- * only. Ours keep `compactAt`/`compactTo` at their defaults (0.7 / 0.4).
+ * only. Ours keep `compactAt`/`compactTo` at their defaults (0.7 / 0.4)
+ * unless a row names another (the same on every workload).
  *
  * To add a configuration, add an entry to {@link STRATEGIES}; to change the
  * configuration the goals are judged on, change {@link RECOMMENDED}.
@@ -151,38 +152,14 @@ export const STRATEGIES: Strategy[] = [
     },
   },
   {
-    key: "ours-window",
-    label: "ours: sliding window",
-    kind: "ours",
-    color: "#2ca02c",
-    setup: (context) => ours(context, new SlidingWindowCompactor()),
-  },
-  {
-    key: "ours-prune-window",
-    label: "ours: pruning → sliding window",
-    kind: "ours",
-    color: "#9467bd",
-    setup: (context) => ours(context, [new ToolResultPruningCompactor(), new SlidingWindowCompactor()]),
-  },
-  {
-    key: "ours-offload-window",
-    label: "ours: offloading → sliding window",
-    kind: "ours",
-    color: "#8c564b",
-    setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return ours(context, [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE }), new SlidingWindowCompactor()], [reader]);
-    },
-  },
-  {
     key: "ours-sum-window",
     label: "ours: summarization → sliding window (summaries protected)",
     kind: "ours",
     color: "#bcbd22",
     setup: (context) => ours(context, [new SummarizationCompactor({ model: context.summarizer }), new SlidingWindowCompactor({ protect: isSummaryMessage })]),
   },
-  // Levers, one at a time on top of summarization → window with the conversation-mode summary call.
+  // Levers, one at a time on top of summarization → window with the conversation-mode summary call; the recommended
+  // row is the combination of offloading first and compactTo 0.3.
   {
     key: "lever-conversation",
     label: "lever: summary call resends the conversation (cached prefix)",
@@ -192,28 +169,14 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "lever-deeper",
-    label: "lever: + fewer, deeper compactions (compactTo 0.25)",
+    label: "lever: + fewer, deeper compactions (compactTo 0.25, no offloading)",
     kind: "lever",
     color: "#7f7f7f",
     setup: (context) => agent(context, {}, { compactTo: 0.25 }),
   },
   {
-    key: "lever-min-gain",
-    label: "lever: + minGainTokens 15% of the window",
-    kind: "lever",
-    color: "#aec7e8",
-    setup: (context) => agent(context, {}, { minGainTokens: Math.round(context.contextWindow * 0.15) }),
-  },
-  {
-    key: "lever-short-summary",
-    label: "lever: + summaries of at most 512 tokens",
-    kind: "lever",
-    color: "#ffbb78",
-    setup: (context) => agent(context, { maxSummaryTokens: 512 }),
-  },
-  {
     key: "lever-offload-first",
-    label: "lever: + offloading before summarization",
+    label: "lever: + offloading before summarization (compactTo 0.4)",
     kind: "lever",
     color: "#98df8a",
     setup: (context) => {
@@ -224,76 +187,22 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "lever-prune-first",
-    label: "lever: + pruning before summarization",
+    label: "lever: + pruning before summarization (compactTo 0.4)",
     kind: "lever",
     color: "#c5b0d5",
     setup: (context) => agent(context, { before: [new ToolResultPruningCompactor()] }),
   },
   {
-    key: "lever-offload-big",
-    label: "lever: + offloading results over 1,000 tokens before summarization",
-    kind: "lever",
-    color: "#c49c94",
-    setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE, minTokens: 1_000 })] }, {}, [reader]);
-    },
-  },
-  {
-    key: "lever-offload-deeper",
-    label: "lever: + offloading before summarization, compactTo 0.25",
-    kind: "lever",
-    color: "#f7b6d2",
-    setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, { compactTo: 0.25 }, [reader]);
-    },
-  },
-  {
-    key: "lever-later",
-    label: "lever: + later compactions (compactAt 0.85; peers stay at 0.7)",
-    kind: "lever",
-    color: "#dbdb8d",
-    setup: (context) => agent(context, {}, { compactAt: 0.85 }),
-  },
-  {
-    key: "lever-offload-30",
-    label: "lever: + offloading before summarization, compactTo 0.3",
-    kind: "lever",
-    color: "#9edae5",
-    setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, { compactTo: 0.3 }, [reader]);
-    },
-  },
-  {
-    key: "lever-offload-later",
-    label: "lever: + offloading before summarization, compactAt 0.85",
-    kind: "lever",
-    color: "#393b79",
-    setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, { compactAt: 0.85 }, [reader]);
-    },
-  },
-  {
-    key: "lever-prune-deeper",
-    label: "lever: + pruning before summarization, compactTo 0.25",
-    kind: "lever",
-    color: "#637939",
-    setup: (context) => agent(context, { before: [new ToolResultPruningCompactor()] }, { compactTo: 0.25 }),
-  },
-  {
     key: "ours-agent",
-    label: "ours: agentCompactor({ model }) (recommended)",
+    label: "ours: agentCompactor({ model, offload: { store } }), compactTo 0.3 (recommended)",
     kind: "ours",
     hidden: true,
     color: "#e377c2",
-    setup: (context) => agent(context),
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { offload: { store, namespace: OFFLOAD_NAMESPACE } }, { compactTo: 0.3 }, [reader]);
+    },
   },
 ];
 
