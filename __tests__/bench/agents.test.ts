@@ -159,7 +159,7 @@ describe("the scripted agent decides from what it receives", () => {
   test("an offloaded result is read back through the reader tool with its key", async () => {
     // A window small enough that the offloading stage moves results out within a request.
     const small: Workload = { ...workload, contextWindow: 30_000 };
-    const run = await runAgentWorkload(strategyOf("ours-offload-window"), small, { keepRequests: true });
+    const run = await runAgentWorkload(strategyOf(RECOMMENDED), small, { keepRequests: true });
     expect(run.result.refetches.reader).toBeGreaterThan(0);
     for (const [index, call] of run.log.calls.entries()) {
       const readers = call.output && AIMessage.isInstance(call.output) ? (call.output.tool_calls ?? []).filter((c) => c.name === OFFLOAD_READER_TOOL_NAME) : [];
@@ -252,7 +252,7 @@ describe("summary calls", () => {
   });
 });
 
-describe("the recommended row's summary call resends the conversation", () => {
+describe("a summary call that resends the conversation (agentCompactor's default)", () => {
   test("it is sent with the agent's tools and shares the agent's last request as its cached prefix; a transcript shares none", async () => {
     const workload: Workload = { ...codingWorkload(1, { quick: true }), contextWindow: 30_000 };
     const shared = async (key: string) => {
@@ -263,7 +263,7 @@ describe("the recommended row's summary call resends the conversation", () => {
       const before = run.log.calls.slice(0, first.index).filter((c) => c.kind === "agent").at(-1)!;
       return { first: first.call, before };
     };
-    const conversation = await shared(RECOMMENDED);
+    const conversation = await shared("lever-conversation");
     expect(conversation.first.toolSchemaText).toBe(conversation.before.toolSchemaText);
     // The whole request the agent last sent (tools, system prompt, every message) is read from the cache.
     expect(conversation.first.sharedPrefixTokens).toBe(conversation.before.inputTokens);

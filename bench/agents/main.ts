@@ -138,7 +138,7 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
   const tasks: { task: AgentWorkerTask; runs: AgentRunResult[] }[] = [];
   for (const workload of WORKLOAD_KEYS) {
     for (const strategy of strategies) {
-      tasks.push({ task: { strategy: strategy.key, workload, seeds, quick, hiddenWindowFractions: strategy.hidden === true ? HIDDEN_WINDOW_FRACTIONS : [] }, runs: [] });
+      tasks.push({ task: { strategy: strategy.key, workload, seeds, hiddenSeeds: seeds.slice(0, 1), quick, hiddenWindowFractions: strategy.hidden === true ? HIDDEN_WINDOW_FRACTIONS : [] }, runs: [] });
     }
   }
   const queue = [...tasks];
@@ -192,7 +192,7 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
     ...perWorkload.flatMap((w) => [`### ${w.title}`, "", resultsTable(w.results), ""]),
     "### Hidden window: the provider's real window is smaller than the configured one",
     "",
-    "The same runs against a scripted provider whose real window is a fraction of the one every strategy is configured with; a request over it is refused with the error `ChatAnthropic` throws for Anthropic's \"prompt is too long\" (a `ContextOverflowError`), and a run whose invocation throws has failed. Nothing here recovers from that error yet (issue 33).",
+    `The first seed's runs of the peers, the baseline and the recommended row against a scripted provider whose real window is a fraction of the one every strategy is configured with (to keep the whole run short, one seed). A request over it is refused with the error \`ChatAnthropic\` throws for Anthropic's "prompt is too long" (a \`ContextOverflowError\`, built offline through the real class), and a run whose invocation throws has failed. Ours recovers through the middleware's \`recoverOverflow\` (on by default): it compacts harder, calibrated by the token count the error reports, and sends the request once more. Refused requests are not billed.`,
     "",
     ...HIDDEN_WINDOW_FRACTIONS.flatMap((fraction) => [`Real window ${Math.round(fraction * 100)}% of the configured one:`, "", hiddenTable(byStrategy(hiddenRuns(fraction)), workloadTitles), ""]),
     methodNotes(seeds, quick),
