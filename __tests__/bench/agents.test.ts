@@ -12,7 +12,9 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import type { AgentMiddleware } from "langchain";
 import { z } from "zod/v4";
-import { OFFLOAD_READER_TOOL_NAME, tiktokenCounter } from "../../src";
+import { InMemoryStore } from "@langchain/langgraph";
+import { createOffloadReaderTool, OFFLOAD_READER_TOOL_NAME, SlidingWindowCompactor, tiktokenCounter, ToolResultOffloadCompactor } from "../../src";
+import { compactionMiddleware } from "../../src/integrations/middleware";
 import { runAgentWorkload } from "../../bench/agents/harness";
 import { contextOverflowError } from "../../bench/agents/overflow";
 import { ANTHROPIC, billOf, cachedTokens, inputCost, OPENAI, OPENAI_OLDER, outputCost, PrefixCache } from "../../bench/agents/pricing";
@@ -94,6 +96,20 @@ function editing(key: string, edit: (messages: BaseMessage[]) => BaseMessage[]):
   return { key, label: key, kind: "baseline", color: "#000", setup: () => ({ middleware: [middleware as unknown as AgentMiddleware] }) };
 }
 
+/** Offloading then the window, with the reader tool bound: results leave the request early and are read back. */
+const offloadThenWindow: Strategy = {
+  key: "offload-window",
+  label: "offload-window",
+  kind: "ours",
+  color: "#000",
+  setup: (context) => {
+    const store = new InMemoryStore();
+    const namespace = ["test", "offload"];
+    const middleware = compactionMiddleware({ contextWindow: context.contextWindow, tokenCounter: context.counter, compactor: [new ToolResultOffloadCompactor({ store, namespace }), new SlidingWindowCompactor()] });
+    return { middleware: [middleware as unknown as AgentMiddleware], extraTools: [createOffloadReaderTool({ store, namespace })] };
+  },
+};
+
 const reads = (run: Awaited<ReturnType<typeof runAgentWorkload>>) =>
   run.log.calls.flatMap((call) => (call.output && AIMessage.isInstance(call.output) ? (call.output.tool_calls ?? []) : [])).filter((c) => c.name === "read_file").map((c) => String(c.args.path));
 
@@ -159,7 +175,7 @@ describe("the scripted agent decides from what it receives", () => {
   test("an offloaded result is read back through the reader tool with its key", async () => {
     // A window small enough that the offloading stage moves results out within a request.
     const small: Workload = { ...workload, contextWindow: 30_000 };
-    const run = await runAgentWorkload(strategyOf(RECOMMENDED), small, { keepRequests: true });
+    const run = await runAgentWorkload(offloadThenWindow, small, { keepRequests: true });
     expect(run.result.refetches.reader).toBeGreaterThan(0);
     for (const [index, call] of run.log.calls.entries()) {
       const readers = call.output && AIMessage.isInstance(call.output) ? (call.output.tool_calls ?? []).filter((c) => c.name === OFFLOAD_READER_TOOL_NAME) : [];
