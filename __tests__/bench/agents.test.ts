@@ -16,6 +16,9 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { createOffloadReaderTool, OFFLOAD_READER_TOOL_NAME, SlidingWindowCompactor, tiktokenCounter, ToolResultOffloadCompactor } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { runAgentWorkload } from "../../bench/agents/harness";
+import type { AgentRunResult } from "../../bench/agents/harness";
+import { goals } from "../../bench/agents/report";
+import type { Goal, StrategyRuns } from "../../bench/agents/report";
 import { contextOverflowError } from "../../bench/agents/overflow";
 import { ANTHROPIC, billOf, cachedTokens, inputCost, OPENAI, OPENAI_OLDER, outputCost, PrefixCache } from "../../bench/agents/pricing";
 import type { BilledCall, RequestBlock } from "../../bench/agents/pricing";
@@ -343,5 +346,50 @@ describe("provider validity check", () => {
   });
   test("accepts a well-formed request", () => {
     expect(providerProblem([new SystemMessage("s"), new HumanMessage("q"), call(), result(), new AIMessage("done")])).toBeNull();
+  });
+});
+
+describe("goals are judged on the results", () => {
+  const bill = (allIn: number) => ({ agentInput: allIn * 0.6, summaryInput: allIn * 0.2, output: allIn * 0.2, allIn });
+  const result = (strategy: string, fields: { overWindow?: number; answered?: number; bill?: number }): AgentRunResult => ({
+    strategy,
+    workload: "coding",
+    seed: 1,
+    hiddenWindowFraction: null,
+    failed: null,
+    invocations: 1,
+    agentCalls: 10,
+    summaryCalls: 0,
+    refused: 0,
+    overWindow: fields.overWindow ?? 0,
+    invalid: 0,
+    firstProblem: null,
+    peakTokens: 0,
+    cappedTurns: 0,
+    gaveUpTurns: 0,
+    refetches: { tool: 0, reader: 0, ask: 0 },
+    questions: { asked: 3, answerable: 3, answered: fields.answered ?? 3 },
+    questionDetail: [],
+    tokens: { agentInput: 0, summaryInput: 0, agentOutput: 0, summaryOutput: 0 },
+    bills: { anthropic: bill(fields.bill ?? 100), openai: bill(fields.bill ?? 100), "openai-older": bill(fields.bill ?? 100) },
+    cumulativeAnthropic: [],
+    wallMs: 0,
+  });
+  const rows = (mine: Parameters<typeof result>[1], peers: Record<string, Parameters<typeof result>[1]>): StrategyRuns[] => [
+    { strategy: strategyOf(RECOMMENDED), runs: [result(RECOMMENDED, mine)] },
+    ...Object.entries(peers).map(([key, fields]) => ({ strategy: strategyOf(key), runs: [result(key, fields)] })),
+  ];
+  const met = (list: Goal[]) => list.map((goal) => goal.met);
+
+  test("the bill is compared with the cheapest VALID peer only; a cheaper peer over the window does not count", () => {
+    const list = goals(rows({ bill: 100 }, { "lc-summarization": { bill: 120 }, "lc-context-editing": { bill: 50, overWindow: 4 } }), "test");
+    expect(met(list)).toEqual([true, true, true, true, true]);
+    expect(list[2]!.measured).toContain("LangChain summarizationMiddleware");
+  });
+
+  test("a miss is reported with what it is made of; fewer questions than a peer, or a request over the window, misses", () => {
+    const list = goals(rows({ bill: 130_000, answered: 2, overWindow: 1 }, { "lc-summarization": { bill: 120_000, answered: 3 } }), "test");
+    expect(met(list)).toEqual([false, false, false, false, false]);
+    expect(list[2]!.measured).toMatch(/\(8\.3%\); the difference is agent input \+6k/);
   });
 });

@@ -149,10 +149,20 @@ export function goals(results: readonly StrategyRuns[], scope: string): Goal[] {
       measured:
         cheapest === undefined
           ? `no peer stayed valid here (ours ${k(mineBill)})`
-          : `ours ${k(mineBill)}, ${cheapest.entry.strategy.label} ${k(cheapest.t.bills[price.key].allIn)} (${((mineBill / cheapest.t.bills[price.key].allIn - 1) * 100).toFixed(1)}%)`,
+          : `ours ${k(mineBill)}, ${cheapest.entry.strategy.label} ${k(cheapest.t.bills[price.key].allIn)} (${((mineBill / cheapest.t.bills[price.key].allIn - 1) * 100).toFixed(1)}%)` +
+            (mineBill <= cheapest.t.bills[price.key].allIn ? "" : `; ${whereItGoes(m.bills[price.key], cheapest.t.bills[price.key], m, cheapest.t)}`),
     });
   }
   return out;
+}
+
+/** What bounds a bill miss: the difference part by part, and what drove it (summary calls, re-fetches). */
+function whereItGoes(mine: Bill, peer: Bill, m: Totals, p: Totals): string {
+  const signed = (x: number) => `${x >= 0 ? "+" : "−"}${k(Math.abs(x))}`;
+  return (
+    `the difference is agent input ${signed(mine.agentInput - peer.agentInput)}, summary input ${signed(mine.summaryInput - peer.summaryInput)}, output ${signed(mine.output - peer.output)} ` +
+    `(summary calls ${n(m.summaryCalls)} against ${n(p.summaryCalls)}, re-fetches ${n(m.refetchTool + m.refetchReader + m.refetchAsk)} against ${n(p.refetchTool + p.refetchReader + p.refetchAsk)}, questions ${m.answered} against ${p.answered})`
+  );
 }
 
 export function goalsSection(list: readonly Goal[]): string {
