@@ -28,11 +28,9 @@ import { freshLayout, layoutCheckedConversationInSlices } from "../src/messages/
 import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { setSliceMs } from "../src/time-slices";
 import { agentConversation, randomString, seededRandom } from "../bench/conversations";
-import { assertOnSeedsAsync, describeSeeds } from "./support/seeds";
+import { assertOnSeedsAsync } from "./support/seeds";
 
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-beforeAll(() => console.log(`fast-check seeds: ${describeSeeds(16)} (FC_SEED replays one seed)`));
 
 /** Counts turns of the event loop (`setImmediate` callbacks) from now until `stop()`. */
 function turnCounter(): { stop(): number; firstRan: () => boolean } {

@@ -23,6 +23,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { currentAgentsSection, runAgentBench } from "./agents/main";
+import { runBeforeAfter } from "./before-after";
 import { compareQuality } from "./quality";
 import type { QualityReport, QualityTally } from "./quality";
 import type { SliceRow, TextRow } from "./slices";
@@ -268,6 +269,13 @@ async function main(): Promise<void> {
     const only = listArg("only");
     const seeds = listArg("seeds")?.map(Number);
     await runAgentBench({ quick: process.argv.includes("--quick"), write: process.argv.includes("--write"), ...(only ? { only } : {}), ...(seeds ? { seeds } : {}) });
+    return;
+  }
+  // `--before-after [ref]`: this checkout's speed against an earlier commit's, in one run (bench/before-after.ts).
+  const beforeAfter = process.argv.indexOf("--before-after");
+  if (beforeAfter >= 0) {
+    const ref = process.argv[beforeAfter + 1];
+    process.stdout.write(`${await runBeforeAfter(ref === undefined || ref.startsWith("--") ? undefined : ref)}\n`);
     return;
   }
   // `--slices`: only issue 31's sections (printed, not written).

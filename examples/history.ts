@@ -14,18 +14,18 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
 import { approximateTokenCounter, CompactingChatMessageHistory, omissionNoteMetadata, isOmissionNote } from "../src";
-import { ScriptedAgentModel } from "./support/scripted-agent-model";
+import { ScriptedChatModel } from "../src/testing";
 import type * as OpenAI from "@langchain/openai";
 import { runIfMain } from "./support/run-if-main";
 
-async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
+async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedChatModel | null }> {
   if (process.env.OPENAI_API_KEY) {
     // \`require\`, typed from this CommonJS file's own view of the package: an \`import()\` here would see the
     // package's ES-module types, whose \`@langchain/core\` classes are not the CommonJS ones imported above.
     const { ChatOpenAI } = require("@langchain/openai") as typeof OpenAI;
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
-  const scripted = new ScriptedAgentModel({
+  const scripted = new ScriptedChatModel({
     reply: (messages) => `About "${messages.at(-1)!.text.slice(0, 30)}": ${"expect mild weather and a light breeze. ".repeat(3)}`,
   });
   return { model: scripted, scripted };
@@ -40,7 +40,7 @@ export const QUESTIONS = Array.from({ length: 14 }, (_, index) => `Question ${in
 export interface HistoryExampleResult {
   stored: BaseMessage[];
   archive: BaseMessage[];
-  scripted: ScriptedAgentModel | null;
+  scripted: ScriptedChatModel | null;
 }
 
 export async function main(): Promise<HistoryExampleResult> {

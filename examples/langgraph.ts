@@ -14,10 +14,10 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { approximateTokenCounter, isOmissionNote } from "../src";
+import { isOmissionNote } from "../src";
 import { CompactionAnnotation, createCompactionNode, COMPACTION_VIEW_KEY } from "../src/integrations/langgraph";
 import type { CompactionView } from "../src/integrations/langgraph";
-import { ScriptedChatModel } from "./support/scripted-chat-model";
+import { ScriptedChatModel } from "../src/testing";
 import type * as OpenAI from "@langchain/openai";
 import { runIfMain } from "./support/run-if-main";
 
@@ -40,8 +40,7 @@ async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedCh
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
   const scripted = new ScriptedChatModel({
-    // Reported usage lets the hook anchor its estimate on the "provider's" count.
-    usage: approximateTokenCounter,
+    // Its replies report usage as a provider does, which the hook anchors its estimate on.
     reply: (messages, call) => {
       const last = messages.at(-1)!;
       if (last.type === "tool") return `The archive has records on that: ${last.text.slice(11, 40)}...`;
@@ -88,15 +87,16 @@ async function run(mode: "view" | "commit"): Promise<LangGraphRun> {
   }
   if (scripted) {
     let compactions = 0;
-    scripted.requests.forEach((request, call) => {
-      const previous = scripted.requests[call - 1];
+    const requests = scripted.calls.map((call) => call.messages);
+    requests.forEach((request, call) => {
+      const previous = requests[call - 1];
       const keepsPrefix = previous !== undefined && previous.every((message, index) => request[index]?.id === message.id);
       if (call > 0 && !keepsPrefix) compactions += 1;
     });
-    const sizes = scripted.requests.map((request) => scripted.bindTools(tools).inputTokens(request)!);
+    const sizes = scripted.calls.map((call) => scripted.requestTokens(call)!);
     const trigger = WINDOW.contextWindow * WINDOW.compactAt;
-    console.log(`  ${scripted.requests.length} model calls, largest request ${Math.max(...sizes)} tokens (trigger ${trigger}); the prefix moved ${compactions} times`);
-    const last = scripted.requests.at(-1)!;
+    console.log(`  ${scripted.calls.length} model calls, largest request ${Math.max(...sizes)} tokens (trigger ${trigger}); the prefix moved ${compactions} times`);
+    const last = requests.at(-1)!;
     console.log(`  last request: ${last.length} messages (${last.map((message) => (isOmissionNote(message) ? "note" : message.type)).join(", ")})`);
   }
   return { mode, messages: state.messages, view: state[COMPACTION_VIEW_KEY] ?? null, scripted };

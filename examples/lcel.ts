@@ -14,7 +14,7 @@ import { RunnableLambda, RunnablePassthrough } from "@langchain/core/runnables";
 import { RunCollectorCallbackHandler } from "@langchain/core/tracers/run_collector";
 import { compactMessages, isOmissionNote, tiktokenCounter } from "../src";
 import type { TokenCounter } from "../src";
-import { ScriptedChatModel } from "./support/scripted-chat-model";
+import { ScriptedChatModel } from "../src/testing";
 import type * as OpenAI from "@langchain/openai";
 import { runIfMain } from "./support/run-if-main";
 
@@ -78,7 +78,7 @@ export async function main(): Promise<LcelExampleResult> {
   const collector = new RunCollectorCallbackHandler();
   const chain = compactMessages({ targetTokens: PIPE_TARGET, tokenCounter: counter }).pipe(first.model);
   const reply = await chain.invoke(history, { callbacks: [collector] });
-  await summarize("pipe", first.scripted?.requests[0], counter);
+  await summarize("pipe", first.scripted?.calls[0]?.messages, counter);
   const traced = collector.tracedRuns[0]?.child_runs?.map((run) => run.name) ?? [];
   console.log(`  trace: ${traced.join(" -> ")}`);
   console.log(`  reply: ${reply.text}`);
@@ -97,7 +97,7 @@ export async function main(): Promise<LcelExampleResult> {
     .pipe(prompt)
     .pipe(second.model);
   const answer = await withPrompt.invoke({ role: "travel planner", history });
-  await summarize("prompt", second.scripted?.requests[0], counter);
+  await summarize("prompt", second.scripted?.calls[0]?.messages, counter);
   console.log(`  reply: ${answer.text}`);
 
   // 3. The function form, for code that is not a chain.
@@ -106,8 +106,8 @@ export async function main(): Promise<LcelExampleResult> {
   console.log(`function: ${history.length} -> ${compacted.length} messages; unchanged input returns itself: ${unchanged === history}`);
   return {
     history,
-    piped: first.scripted?.requests[0] ?? null,
-    prompted: second.scripted?.requests[0] ?? null,
+    piped: first.scripted?.calls[0]?.messages ?? null,
+    prompted: second.scripted?.calls[0]?.messages ?? null,
     traced,
     compacted,
     unchanged,

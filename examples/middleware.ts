@@ -16,7 +16,7 @@ import { createAgent } from "langchain";
 import { z } from "zod/v4";
 import { approximateTokenCounter, isOmissionNote } from "../src";
 import { compactionMiddleware } from "../src/integrations/middleware";
-import { ScriptedAgentModel } from "./support/scripted-agent-model";
+import { ScriptedChatModel } from "../src/testing";
 import type * as OpenAI from "@langchain/openai";
 import { runIfMain } from "./support/run-if-main";
 
@@ -30,15 +30,14 @@ const weather = tool(async ({ city }: { city: string }) => `${city}: ${"sunny, 2
 export const WINDOW = { contextWindow: 3_000, compactAt: 0.7, compactTo: 0.4 } as const;
 export const cities = ["Lisbon", "Oslo", "Quito", "Hanoi", "Accra", "Perth", "Lima", "Riga", "Dakar", "Kyoto", "Cusco", "Turin"];
 
-async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAgentModel | null }> {
+async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedChatModel | null }> {
   if (process.env.OPENAI_API_KEY) {
     // \`require\`, typed from this CommonJS file's own view of the package: an \`import()\` here would see the
     // package's ES-module types, whose \`@langchain/core\` classes are not the CommonJS ones imported above.
     const { ChatOpenAI } = require("@langchain/openai") as typeof OpenAI;
     return { model: new ChatOpenAI({ model: "gpt-4o-mini", temperature: 0 }), scripted: null };
   }
-  const scripted = new ScriptedAgentModel({
-    usage: approximateTokenCounter,
+  const scripted = new ScriptedChatModel({
     reply: (messages, call) => {
       const last = messages.at(-1)!;
       if (last.type === "tool") return `It will be sunny in ${last.text.split(":")[0]}.`;
@@ -53,7 +52,7 @@ async function chatModel(): Promise<{ model: BaseChatModel; scripted: ScriptedAg
 export interface MiddlewareRun {
   mode: "view" | "commit";
   messages: BaseMessage[];
-  scripted: ScriptedAgentModel | null;
+  scripted: ScriptedChatModel | null;
 }
 
 async function run(mode: "view" | "commit"): Promise<MiddlewareRun> {

@@ -14,9 +14,9 @@ import { tool } from "@langchain/core/tools";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod/v4";
-import { approximateTokenCounter, createOffloadReaderTool, OFFLOAD_READER_TOOL_NAME, SlidingWindowCompactor, ToolResultOffloadCompactor } from "../src";
+import { createOffloadReaderTool, OFFLOAD_READER_TOOL_NAME, SlidingWindowCompactor, ToolResultOffloadCompactor } from "../src";
 import { compactionMiddleware } from "../src/integrations/middleware";
-import { ScriptedAgentModel } from "./support/scripted-agent-model";
+import { ScriptedChatModel } from "../src/testing";
 
 /** The context window the agent runs in: small, so that a few reports need compaction. */
 export const CONTEXT_WINDOW = 4_000;
@@ -50,28 +50,27 @@ function offloadedKeyOf(messages: readonly BaseMessage[], id: number): string | 
  * code, it answers from the report in context, or reads the report back
  * first when only its reference is left.
  */
-function scriptedModel(): ScriptedAgentModel {
-  return new ScriptedAgentModel({
-    usage: approximateTokenCounter,
+function scriptedModel(): ScriptedChatModel {
+  return new ScriptedChatModel({
     reply: (messages, call) => {
       const last = messages.at(-1)!;
       const task = [...messages].reverse().find((m) => m.type === "human" && /^(Fetch|What)/.test(m.text))!;
       const id = Number(/incident (\d+)/.exec(task.text)?.[1]);
       if (task.text.startsWith("Fetch")) {
         if (last.type === "tool") return `Incident ${id} fetched.`;
-        return { content: "", tool_calls: [{ id: `fetch-${call}`, name: "fetch_incident", args: { id }, type: "tool_call" }] };
+        return { content: "", tool_calls: [{ id: `fetch-${call}`, name: "fetch_incident", args: { id }}] };
       }
       const code = messages.map((m) => (m.type === "tool" ? new RegExp(`E${4000 + id}`).exec(m.text)?.[0] : undefined)).find(Boolean);
       if (code !== undefined) return `Incident ${id} failed with error code ${code}.`;
       const key = offloadedKeyOf(messages, id);
       if (key === undefined) return `I cannot find incident ${id} any more.`;
-      return { content: "", tool_calls: [{ id: `read-${call}`, name: OFFLOAD_READER_TOOL_NAME, args: { key, offset: 0, length: 600 }, type: "tool_call" }] };
+      return { content: "", tool_calls: [{ id: `read-${call}`, name: OFFLOAD_READER_TOOL_NAME, args: { key, offset: 0, length: 600 }}] };
     },
   });
 }
 
 export interface OffloadExample {
-  model: ScriptedAgentModel;
+  model: ScriptedChatModel;
   store: InMemoryStore;
   /** The thread's state at the end (view mode: every original result is still there). */
   history: BaseMessage[];

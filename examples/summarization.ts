@@ -13,7 +13,7 @@ import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages
 import type { BaseMessage } from "@langchain/core/messages";
 import { CompactionPipeline, SlidingWindowCompactor, SummarizationCompactor } from "../src";
 import type { CompactionReport } from "../src";
-import { ScriptedChatModel } from "./support/scripted-chat-model";
+import { ScriptedChatModel } from "../src/testing";
 
 /** The token budget both compactions aim for. */
 export const TARGET = 1_000;
@@ -76,7 +76,7 @@ export async function main(): Promise<SummarizationExample> {
     console.log(`${name}: ${report.tokensBefore} -> ${report.tokensAfter} tokens; ${stages}; ${report.removed.length} removed, ${report.added.length} added`);
   }
   for (const summary of second.messages!.filter((m) => second.added.includes(m) || first.added.includes(m))) console.log(summary.text);
-  return { history, first, grown, second, summaryRequests: summarizer.requests, fallback };
+  return { history, first, grown, second, summaryRequests: summarizer.calls.map((call) => call.messages), fallback };
 }
 
 if (require.main === module) void main();

@@ -8,6 +8,7 @@ import { BaseMessage } from "@langchain/core/messages";
 
 /** A token counter threw while counting a message. */
 export class TokenCounterError extends Error {
+  /** Always `"TokenCounterError"`, so the error can be told apart without `instanceof` (e.g. across copies of the package). */
   override readonly name = "TokenCounterError";
   constructor(
     message: string,

@@ -104,5 +104,12 @@ export { redisListRewrite } from "./integrations/redis-rewrite";
 export type { RedisListHistoryLike, RedisRewriteClient } from "./integrations/redis-rewrite";
 export { postgresRewrite } from "./integrations/postgres-rewrite";
 export type { PostgresHistoryLike, PostgresPoolClient, PostgresQueryResult } from "./integrations/postgres-rewrite";
+// Types a public signature names: a report's failures, and the rewrites a stage may offer a pipeline.
+export type { StageFailure } from "./compactors/report";
+export type { InPlaceRewrites } from "./compactors/compactor";
+export { isNativeCompaction, latestNativeCompaction } from "./messages/native-compaction";
+export { cacheAwareMinGain } from "./compactors/cache-pricing";
+export type { CacheAwareMinGainOptions } from "./compactors/cache-pricing";
+export { CLEARED_TOOL_INPUT } from "./messages/cleared-assistant";
 export { agentCompactor } from "./compactors/agent-compactor";
 export type { AgentCompactorOptions } from "./compactors/agent-compactor";

@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { approximateTokenCounter, CompactionHook, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import { advanceCompactionView, applyCompactionView } from "../../src/integrations/view-window";
 import type { CompactionView } from "../../src/integrations/view-window";
-import { assertOnSeedsAsync, describeSeeds } from "../support/seeds";
+import { assertOnSeedsAsync } from "../support/seeds";
 // One token per character of string content: easy to reason about exactly.
 import { lengthCounter as charCounter } from "../support/stages";
 
@@ -304,7 +304,6 @@ describe("CompactionHook: hysteresis", () => {
   });
 
   it("holds for random tool-result sizes and turn lengths (property)", async () => {
-    console.log(`fast-check seeds: ${describeSeeds(25)}`);
     await assertOnSeedsAsync(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 20, max: 900 }), { minLength: 40, maxLength: 40 }),

@@ -14,11 +14,11 @@ import { CompactionPipeline, SlidingWindowCompactor, ToolResultPruningCompactor 
 import type { Compactor, TokenCounterLike } from "../../src";
 import type { CompactionReport } from "../../src";
 import { agentConversation } from "../../bench/conversations";
-import { assertOnSeedsAsync, describeSeeds } from "../support/seeds";
+import { assertOnSeedsAsync } from "../support/seeds";
 import { counterFor, messyPlanArbitrary, prepareMessyInput, resolveTarget, targetArbitrary, totalTokens } from "../support/messy";
+import { diagnostic } from "../support/diagnostics";
 
 const numRuns = Number(process.env.FC_RUNS ?? 300);
-console.log(`fast-check seeds: ${describeSeeds(numRuns)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 /** What a message is, field by field: a replacement made twice is a different object with the same fields. */
 function fieldsOf(message: BaseMessage): unknown {
@@ -94,7 +94,7 @@ describe("pruning then the sliding window, deciding only what the window keeps",
       ),
       numRuns,
     );
-    console.log(`shortcut taken in ${shortcuts} of ${cases} cases`);
+    diagnostic(`shortcut taken in ${shortcuts} of ${cases} cases`);
     expect(shortcuts).toBeGreaterThan(cases / 20);
   }, 600_000);
 
@@ -151,7 +151,7 @@ describe("pruning then the sliding window, deciding only what the window keeps",
       ),
       numRuns,
     );
-    console.log(`report shortcut taken in ${shortcuts} of ${cases} cases`);
+    diagnostic(`report shortcut taken in ${shortcuts} of ${cases} cases`);
     expect(shortcuts).toBeGreaterThan(cases / 20);
   }, 600_000);
 

@@ -19,7 +19,7 @@ import { SlidingWindowCompactor } from "../../src/compactors/sliding-window";
 import type { CompactionReport } from "../../src/compactors/report";
 import { layoutConversation } from "../../src/messages/layout";
 import { assertProviderValid, conversationArbitrary, snapshotMessages } from "../support/conversations";
-import { assertOnSeedsAsync, casesIn, describeSeeds } from "../support/seeds";
+import { assertOnSeedsAsync, casesIn } from "../support/seeds";
 import {
   buildWellFormedConversation,
   compactorOptions,
@@ -34,17 +34,17 @@ import {
   wellFormedPlanArbitrary,
 } from "../support/messy";
 import type { CompactorPlan, CounterName, MessyPlan, TargetPlan } from "../support/messy";
+import { diagnostic } from "../support/diagnostics";
 
 const budget = Number(process.env.FC_RUNS ?? 1000);
 /** Cases each property runs, over all its seeds. */
 const numRuns = casesIn(budget);
-console.log(`fast-check seeds per property: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 // Each property runs its whole budget in one test: 36 s at most measured on a loaded 2-core machine.
 jest.setTimeout(90_000);
 
 const casesRun: Record<string, number> = {};
-afterAll(() => console.log(`cases run per property: ${JSON.stringify(casesRun)}`));
+afterAll(() => diagnostic(`cases run per property: ${JSON.stringify(casesRun)}`));
 
 async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>): Promise<void> {
   casesRun[name] = 0;
@@ -283,7 +283,7 @@ describe("compactor properties on messy conversations", () => {
       }
     });
     // The generator must reach the interesting paths, or the property proves little.
-    console.log(`property 2: ${JSON.stringify(seen)}`);
+    diagnostic(`property 2: ${JSON.stringify(seen)}`);
     expect(seen.compacted).toBeGreaterThan(numRuns / 4);
     expect(seen.stepsTrimmed).toBeGreaterThan(0);
     expect(seen.foldedNotes).toBeGreaterThan(0);
@@ -405,7 +405,7 @@ describe("compactor properties on messy conversations", () => {
         fail(`compacted although ${reason === "onlyNotes" ? "only earlier notes" : "nothing"} could be removed (rule ${reason === "onlyNotes" ? 6 : 8})`, c.messages);
       }
     });
-    console.log(`property 7: ${JSON.stringify(seen)}`);
+    diagnostic(`property 7: ${JSON.stringify(seen)}`);
     // Every branch of the equivalence must be reached, or it proves little.
     expect(seen.fits).toBeGreaterThan(numRuns / 20);
     expect(seen.compacted).toBeGreaterThan(numRuns / 4);
@@ -442,7 +442,7 @@ describe("compactor properties on messy conversations", () => {
       const kept = (await countEach(c.counter, keptOf(report))).reduce((a, b) => a + b, 0);
       if (kept > c.target) fail(`kept ${kept} tokens for a target of ${c.target} (protected + minKeepSteps: ${needed})`, c.messages);
     });
-    console.log(`property 8: ${JSON.stringify(seen)}`);
+    diagnostic(`property 8: ${JSON.stringify(seen)}`);
     // The generator must make both bounds bite in a good share of the cases, or the property is vacuous.
     expect(seen.premiseHeld).toBeGreaterThan(numRuns / 3);
     expect(seen.compactedUnderPremise).toBeGreaterThan(numRuns / 5);
@@ -518,7 +518,7 @@ describe("compactor properties on message shapes", () => {
         }
       }
     });
-    console.log(`property 10: ${checked} late system or other messages checked`);
+    diagnostic(`property 10: ${checked} late system or other messages checked`);
     expect(checked).toBeGreaterThan(0);
   });
 
@@ -547,7 +547,7 @@ describe("compactor properties on message shapes", () => {
         }
       }
     });
-    console.log(`property 11: ${JSON.stringify(seen)}`);
+    diagnostic(`property 11: ${JSON.stringify(seen)}`);
     expect(seen.chatTask).toBeGreaterThan(0);
   });
 });
@@ -702,7 +702,7 @@ describe("well-formed input stays valid for providers", () => {
         throw new Error(`${(error as Error).message}\n  input:  ${describeList(messages)}\n  result: ${describeList(result)}`);
       }
     });
-    console.log(`property 9: ${compactedCases} cases compacted and checked`);
+    diagnostic(`property 9: ${compactedCases} cases compacted and checked`);
     expect(compactedCases).toBeGreaterThan(numRuns / 4);
   });
 });

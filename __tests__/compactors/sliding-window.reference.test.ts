@@ -18,12 +18,12 @@ import {
 import type { TokenCounter } from "../../src";
 import { assertProviderValid, labelledConversationArbitrary } from "../support/conversations";
 import type { LabelledConversation } from "../support/conversations";
-import { assertOnSeedsAsync, casesIn, describeSeeds } from "../support/seeds";
+import { assertOnSeedsAsync, casesIn } from "../support/seeds";
+import { diagnostic } from "../support/diagnostics";
 
 const BUDGET = Number(process.env.FC_RUNS ?? 400);
 /** Conversations checked, over all the seeds. */
 const NUM_RUNS = casesIn(BUDGET);
-console.log(`fast-check seeds: ${describeSeeds(BUDGET)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 interface CompactionMeta {
   strategy: string;
@@ -424,7 +424,7 @@ describe("selection rules on random conversations", () => {
       }),
       BUDGET,
     );
-    console.log(`cases: ${JSON.stringify(seen)}`);
+    diagnostic(`cases: ${JSON.stringify(seen)}`);
     // The generator must exercise every branch, or the agreement above proves little.
     expect(seen.fits).toBeGreaterThan(0);
     expect(seen.trimmed).toBeGreaterThan(0);

@@ -6,7 +6,7 @@
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { isOmissionNote, SlidingWindowCompactor } from "../../src";
-import { toolPairingProblems } from "../support/scripted-model-agent";
+import { toolPairingProblems } from "../support/tool-pairing";
 // One token per character of string content: every expectation below is plain arithmetic.
 import { lengthCounter as chars } from "../support/stages";
 

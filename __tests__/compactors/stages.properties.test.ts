@@ -37,19 +37,19 @@ import {
 } from "../support/messy";
 import type { CounterName, MessyPlan, TargetPlan } from "../support/messy";
 import { assertConvertsEverywhere, assertGemini } from "../support/providers";
-import { assertOnSeedsAsync, casesIn, describeSeeds } from "../support/seeds";
+import { assertOnSeedsAsync, casesIn } from "../support/seeds";
 import { ScriptedSummaryModel } from "../support/summary-model";
+import { diagnostic } from "../support/diagnostics";
 
 const budget = Number(process.env.FC_RUNS ?? 1000);
 /** Cases each property runs, over all its seeds. */
 const numRuns = casesIn(budget);
-console.log(`fast-check seeds per property: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 // Each property runs its whole budget in one test: 24 s at most measured on a loaded 2-core machine.
 jest.setTimeout(90_000);
 
 const timings: Record<string, number> = {};
-afterAll(() => console.log(`ms per property: ${JSON.stringify(timings)}`));
+afterAll(() => diagnostic(`ms per property: ${JSON.stringify(timings)}`));
 
 async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>): Promise<void> {
   const started = performance.now();
@@ -359,7 +359,7 @@ describe.each(STAGES)("$name properties", ({ name, plan, idempotent }) => {
   test("on valid input: every result is valid for OpenAI, Anthropic and Gemini", async () => {
     const seen = { compacted: 0 };
     await check(`${name} valid`, fc.tuple(wellFormedCase, plan), ([c, stage]) => validProperty(c, [stage], seen));
-    console.log(`${name}: ${seen.compacted} of ${numRuns} valid cases compacted and checked`);
+    diagnostic(`${name}: ${seen.compacted} of ${numRuns} valid cases compacted and checked`);
     expect(seen.compacted).toBeGreaterThan(numRuns / 20);
   });
 });
@@ -377,7 +377,7 @@ describe("CompactionPipeline properties", () => {
   test("on valid input: every result is valid for OpenAI, Anthropic and Gemini", async () => {
     const seen = { compacted: 0 };
     await check("pipeline valid", fc.tuple(wellFormedCase, pipelinePlan), ([c, stages]) => validProperty(c, stages, seen));
-    console.log(`pipelines: ${seen.compacted} of ${numRuns} valid cases compacted and checked`);
+    diagnostic(`pipelines: ${seen.compacted} of ${numRuns} valid cases compacted and checked`);
     expect(seen.compacted).toBeGreaterThan(numRuns / 4);
   });
 });

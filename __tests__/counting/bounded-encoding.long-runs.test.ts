@@ -9,9 +9,7 @@ import { Tiktoken } from "js-tiktoken/lite";
 import type { TiktokenBPE } from "js-tiktoken/lite";
 import { tiktokenCounter } from "../../src";
 import { boundedTokenLength, CHUNK, nextHazard, SAMPLES } from "../../src/counting/bounded-encoding";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
-
-console.log(`fast-check seeds: ${describeSeeds(25)}`);
+import { assertOnSeeds } from "../support/seeds";
 
 /** OpenAI's chat framing: 3 tokens per message, 1 for the role. */
 const FRAMING = 3 + 1;

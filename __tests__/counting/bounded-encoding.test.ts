@@ -8,7 +8,7 @@ import { exactTokenLength, forgetRememberedPieces, plainTokenLength, REMEMBERED_
 import type { Encoder } from "../../src/counting/exact-length";
 import { HumanMessage } from "@langchain/core/messages";
 import * as fc from "fast-check";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
+import { assertOnSeeds } from "../support/seeds";
 import type { BaseMessage } from "@langchain/core/messages";
 import { IMAGE_BLOCK_TOKENS, tiktokenCounter } from "../../src";
 import { offlineEncoder } from "../../src/counting/tiktoken";
@@ -35,8 +35,6 @@ function symbolRun(length: number): string {
   }
   return run;
 }
-
-beforeAll(() => console.log(`fast-check seeds: ${describeSeeds(150)} (FC_SEED replays one seed)`));
 
 // First in the file: js-tiktoken's encoders are loaded once per module registry, so only the first test to load an
 // encoding sees which ranks it was given (a mutation run credits that load to this test alone).

@@ -13,10 +13,9 @@ import { boundedTokenLength, CHUNK, EXACT_HAZARD_LIMIT, HAZARD_RUN } from "../..
 import { offlineEncoder, offlineTokenLength } from "../../src/counting/tiktoken";
 import { conversationArbitrary } from "../support/conversations";
 import { buildMessyConversation, messyPlanArbitrary } from "../support/messy";
-import { assertOnSeedsAsync, casesIn, describeSeeds, sampleSeed } from "../support/seeds";
+import { assertOnSeedsAsync, casesIn, sampleSeed } from "../support/seeds";
 
 const seed = sampleSeed();
-console.log(`fast-check seeds: ${describeSeeds(120)} for the first property, the same seeds for the others; runs sampled with seed ${seed}`);
 
 /** Wraps a counter so every message it is asked about is tallied, by object. */
 function tallying(counter: (messages: BaseMessage[]) => number) {

@@ -16,9 +16,7 @@ import {
 } from "../../src";
 import type { TiktokenEncodingName } from "../../src";
 import { conversationArbitrary } from "../support/conversations";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
-
-console.log(`fast-check seeds: ${describeSeeds(100)} (each property shares its own budget over the same seeds)`);
+import { assertOnSeeds } from "../support/seeds";
 
 // The README's rule, written out here rather than read from the library's own constants: about 4 characters a
 // token, and 3 tokens per message.

@@ -10,14 +10,12 @@ import * as fc from "fast-check";
 import { SlidingWindowCompactor, tiktokenCounter } from "../../src";
 import type { TiktokenEncodingName } from "../../src";
 import { offlineEncoder, offlineTokenLength } from "../../src/counting/tiktoken";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
+import { assertOnSeeds } from "../support/seeds";
 
 const ENCODINGS: TiktokenEncodingName[] = ["o200k_base", "cl100k_base"];
 // Special tokens of both encodings (cl100k_base has a few more).
 const SPECIALS = ["<|endoftext|>", "<|endofprompt|>"];
 const BUDGET = 200;
-
-beforeAll(() => console.log(`fast-check seeds: ${describeSeeds(BUDGET)}`));
 
 // Pieces where tiktoken's pre-split is most sensitive to context: whitespace before words, newlines,
 // contractions, digits, case changes, symbols, non-BMP characters, and special-token spellings.

@@ -15,13 +15,11 @@ import { MAX_STRATA, MIN_STRATA, SAMPLED_TEXT, sampledTokenSteps, STRATUM, WINDO
 import { offlineEncoder, offlineTokenLength, slicedCountOf, STEPPED_TEXT, textTokenSteps } from "../../src/counting/tiktoken";
 import { runToEnd, setSliceMs } from "../../src/time-slices";
 import { randomString, seededRandom } from "../../bench/conversations";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
+import { assertOnSeeds } from "../support/seeds";
 
 const FRAMING = 4; // 3 per message + 1 for the role
 const count = tiktokenCounter("o200k_base") as (messages: BaseMessage[]) => number;
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-beforeAll(() => console.log(`fast-check seeds: ${describeSeeds(60)} (FC_SEED replays one seed)`));
 
 /** 4,000,000 characters made of `unit`. */
 const fourMillion = (unit: string) => unit.repeat(Math.ceil(4_000_000 / unit.length)).slice(0, 4_000_000);

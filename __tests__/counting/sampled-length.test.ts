@@ -13,6 +13,7 @@ import { offlineEncoder } from "../../src/counting/tiktoken";
 import { int, pick, prose, randomString, seededRandom } from "../../bench/conversations";
 import type { Random } from "../../bench/conversations";
 import { FIXED_SEEDS, sampleSeed } from "../support/seeds";
+import { diagnostic } from "../support/diagnostics";
 
 const MB = 1 << 20;
 const FRAMING = 4; // 3 per message + 1 for the role
@@ -21,8 +22,6 @@ const encoder = offlineEncoder("o200k_base");
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const HEX = "0123456789abcdef";
 const SEEDS = [sampleSeed(), FIXED_SEEDS[0]!];
-
-beforeAll(() => console.log(`text seeds: ${SEEDS.join(", ")} (the first from the clock, or FC_SEED)`));
 
 /** Records of an API response, minified: ids, statuses, amounts, e-mail addresses, short notes. */
 function minifiedJson(random: Random, chars: number): string {
@@ -105,5 +104,5 @@ test("texts from SAMPLED_TEXT to five times it, two kinds split at a random plac
     worst = Math.max(worst, Math.abs(error));
     if (Math.abs(error) > 0.03) throw new Error(`seed ${SEEDS[0]}, text ${k} (${length} characters, split at ${split}): ${(error * 100).toFixed(2)}% off`);
   }
-  console.log(`worst error over 24 texts: ${(worst * 100).toFixed(2)}%`);
+  diagnostic(`worst error over 24 texts: ${(worst * 100).toFixed(2)}%`);
 }, 180_000);

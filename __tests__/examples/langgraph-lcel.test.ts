@@ -7,7 +7,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { omissionNoteMetadata, isOmissionNote, tiktokenCounter } from "../../src";
 import { chatHistory, FUNCTION_TARGET, main as lcelMain, PIPE_TARGET, PROMPT_NOTE, PROMPT_TARGET } from "../../examples/lcel";
-import { main as langgraphMain, PROMPT, tools, topics, WINDOW } from "../../examples/langgraph";
+import { main as langgraphMain, PROMPT, topics, WINDOW } from "../../examples/langgraph";
 import { importExamplesOffline, testRunsStandalone } from "../support/run-example";
 
 const DEFAULT_NOTE = "[{num_removed} earlier messages were removed from this conversation to free up context and cannot be recovered.]";
@@ -70,7 +70,7 @@ describe("examples/langgraph.ts", () => {
     expect(view.messages.slice(0, hidden.size).every((m) => hidden.has(m.id!))).toBe(true);
     // The last request was the state (without the final answer, which it produced) minus the hidden messages,
     // behind the agent's prompt and the note, which counts the hidden messages.
-    const last = view.scripted!.requests.at(-1)!;
+    const last = view.scripted!.calls.at(-1)!.messages;
     expect(last[0]!.type).toBe("system");
     expect(last[0]!.text).toBe(PROMPT);
     expect(isOmissionNote(last[1]!)).toBe(true);
@@ -93,11 +93,11 @@ describe("examples/langgraph.ts", () => {
     for (const run of [view, commit]) {
       const scripted = run.scripted!;
       // Two model calls per question, each under the trigger with the tools and prompt it carries.
-      expect(scripted.requests).toHaveLength(topics.length * 2);
-      const bound = scripted.bindTools(tools);
-      for (const request of scripted.requests) expect(bound.inputTokens(request)!).toBeLessThan(trigger);
+      expect(scripted.calls).toHaveLength(topics.length * 2);
+      for (const call of scripted.calls) expect(scripted.requestTokens(call)!).toBeLessThan(trigger);
       // The cut moves rarely: the prefix sent stays put between compactions.
-      const moved = scripted.requests.filter((request, call) => call > 0 && !scripted.requests[call - 1]!.every((m, i) => request[i]?.id === m.id)).length;
+      const requests = scripted.calls.map((call) => call.messages);
+      const moved = requests.filter((request, call) => call > 0 && !requests[call - 1]!.every((m, i) => request[i]?.id === m.id)).length;
       expect(moved).toBeGreaterThan(0);
       expect(moved).toBeLessThan(5);
     }

@@ -6,6 +6,9 @@ import { main } from "../../examples/pipeline";
 import { CONTEXT_WINDOW, INCIDENTS, incidentReport, main as offload } from "../../examples/offload";
 import { main as summarization, TARGET } from "../../examples/summarization";
 import { assertConvertsEverywhere } from "../support/providers";
+import { importExamplesOffline } from "../support/run-example";
+
+importExamplesOffline();
 
 describe("examples/pipeline.ts", () => {
   it("prunes old tool output first, and drops turns only for the tighter target", async () => {

@@ -14,7 +14,7 @@ import { CompactionHook, compactMessages } from "../../src";
 import { createCompactionNode } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import { agentModel, readLog } from "../support/stage-agents";
-import type { ScriptedAgentModel } from "../support/scripted-model-agent";
+import type { ScriptedChatModel } from "../../src/testing";
 import { NeverSettles } from "../support/test-compactors";
 
 const CONTEXT_WINDOW = 1_000;
@@ -49,7 +49,7 @@ interface RunnableAgent {
 }
 
 /** `createReactAgent` with the compaction node as pre-model hook, or `createAgent` with the middleware. */
-function compactingAgent(integration: GraphIntegration, mode: "view" | "commit", compactor: NeverSettles, model: ScriptedAgentModel): RunnableAgent {
+function compactingAgent(integration: GraphIntegration, mode: "view" | "commit", compactor: NeverSettles, model: ScriptedChatModel): RunnableAgent {
   const trigger = { contextWindow: CONTEXT_WINDOW, compactor, mode };
   if (integration === "createAgent") {
     return createAgent({ model, tools: [readLog], middleware: [compactionMiddleware(trigger)], checkpointer: new MemorySaver() }) as unknown as RunnableAgent;

@@ -30,7 +30,7 @@ import {
 } from "../../src";
 import type { Compactor, EvictedMessage } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
-import { ScriptedAgentModel } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
 import { calling, human, lengthCounter, result, system } from "../support/stages";
 import { ScriptedSummaryModel } from "../support/summary-model";
@@ -301,8 +301,8 @@ const lookup = tool(async ({ topic }: { topic: string }) => `${topic}: ${"record
   schema: z.object({ topic: z.string() }),
 });
 
-function toolCallingModel(prefix: string): ScriptedAgentModel {
-  return new ScriptedAgentModel({
+function toolCallingModel(prefix: string): ScriptedChatModel {
+  return new ScriptedChatModel({
     usage: approximateTokenCounter,
     idPrefix: prefix,
     reply: (messages, call) => {

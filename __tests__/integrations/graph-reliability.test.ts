@@ -19,10 +19,11 @@ import {
 import { COMPACTION_VIEW_KEY, createCompactionNode } from "../../src/integrations/langgraph";
 import type { CompactionView } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
-import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
+import { ScriptedChatModel } from "../../src/testing";
 import { FaultInjector, InjectedFault } from "../support/faulty-checkpointer";
 import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
+import { diagnostic } from "../support/diagnostics";
 
 
 // ---------------------------------------------------------------------------
@@ -31,9 +32,14 @@ import { POSTGRES_URL, requireServer } from "../support/servers";
 
 
 /** Per user turn: parallel lookup + weather, one more lookup, an answer; ids derived from the turn and the step. */
+let modelsMade = 0;
+
 function stateScriptedModel(): ScriptedChatModel {
+  modelsMade += 1;
   return new ScriptedChatModel({
     usage: approximateTokenCounter,
+    // Reply ids of its own: a new model resuming a thread must not reuse an earlier one's (the state would replace it).
+    idPrefix: `model${modelsMade}`,
     reply: (messages) => {
       let human = messages.length - 1;
       while (human >= 0 && !(HumanMessage.isInstance(messages[human]!) && !isOmissionNote(messages[human]!))) human -= 1;
@@ -222,7 +228,7 @@ describe("commit mode under checkpointer faults", () => {
       resumes += outcome.resumes;
       unfinished += outcome.unfinished;
     }
-    console.log(
+    diagnostic(
       `[graph-reliability] ${expect.getState().currentTestName}: ${calls} checkpointer writes per run, ${faults} faults injected ` +
         `(${atCompaction} on the compaction's write), ${resumes} retries completed (${unfinished} of them finishing a run the fault had stopped)`,
     );
@@ -279,7 +285,7 @@ async function interruptedConversation(mode: Mode, store: Store): Promise<number
       await graph.invoke(null, config(thread));
       resumes += 1;
       // What the model got after the resume: valid for a provider, and ending with the results of the paused calls.
-      const sent = model.requests[0]!;
+      const sent = model.calls[0]!.messages;
       expect(orderingProblems(sent)).toEqual([]);
       const callIds = (pending as AIMessage).tool_calls!.map((call) => call.id);
       expect(sent.some((message) => message.id === pending.id)).toBe(true);
@@ -359,7 +365,7 @@ describe("a graph interrupted before its tools resumes from the checkpointer wit
     it.each(["view", "commit"] as const)("%s mode", async (mode) => {
       if (store === null) return;
       const resumes = await interruptedConversation(mode, store);
-      console.log(`[graph-reliability] ${expect.getState().currentTestName}: ${resumes} resumes by a new graph on a reopened checkpointer`);
+      diagnostic(`[graph-reliability] ${expect.getState().currentTestName}: ${resumes} resumes by a new graph on a reopened checkpointer`);
     });
   });
 });

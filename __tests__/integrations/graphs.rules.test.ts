@@ -14,7 +14,7 @@ import { approximateTokenCounter, CompactionHook, isOmissionNote, SlidingWindowC
 import { COMPACTION_VIEW_KEY, createCompactionNode } from "../../src/integrations/langgraph";
 import type { CompactionView } from "../../src/integrations/langgraph";
 import { COMPACTION_MIDDLEWARE_NAME, compactionMiddleware } from "../../src/integrations/middleware";
-import { ScriptedAgentModel } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
 // One token per character of string content: every expectation below is plain arithmetic.
 import { lengthCounter as chars } from "../support/stages";
 
@@ -167,7 +167,7 @@ function oldHistory(): BaseMessage[] {
 describe("compactionMiddleware: structured output", () => {
   test("view mode hands a structured response on as it is and remembers no cut for it", async () => {
     const Forecast = z.object({ city: z.string(), summary: z.string() });
-    const model: ScriptedAgentModel = new ScriptedAgentModel({
+    const model: ScriptedChatModel = new ScriptedChatModel({
       usage: approximateTokenCounter,
       reply: (_messages, call) => {
         const name = model.calls[call]!.tools.find((tool) => tool !== "weather")!;
@@ -196,7 +196,7 @@ describe("compactionMiddleware: structured output", () => {
 
 describe("compactionMiddleware: overhead of the request", () => {
   async function overheadAfterOneCall(tools: (typeof weather)[], systemPrompt?: string): Promise<number | undefined> {
-    const model = new ScriptedAgentModel({ reply: () => "ok" });
+    const model = new ScriptedChatModel({ reply: () => "ok", usage: false });
     const agent = createAgent({
       model,
       tools,
@@ -220,7 +220,7 @@ describe("compactionMiddleware: overhead of the request", () => {
 
 describe("compactionMiddleware: commit mode writes only removals by id and the note", () => {
   test("the update removes exactly the compacted ids (never REMOVE_ALL_MESSAGES) and rewrites nothing kept", async () => {
-    const model = new ScriptedAgentModel({ usage: approximateTokenCounter, reply: () => "ok" });
+    const model = new ScriptedChatModel({ usage: approximateTokenCounter, reply: () => "ok" });
     const agent = createAgent({
       model,
       tools: [weather],

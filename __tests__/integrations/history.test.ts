@@ -24,9 +24,10 @@ import {
 import type { RedisRewriteClient } from "../../src";
 import { comparableForm } from "../../src/integrations/store-rewrite";
 import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
-import { ScriptedAgentModel } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
 import { ScriptedSummaryModel } from "../support/summary-model";
 import { NeverSettles } from "../support/test-compactors";
+import { diagnostic } from "../support/diagnostics";
 
 const TARGET = 300;
 
@@ -140,7 +141,7 @@ describe("CompactingChatMessageHistory over InMemoryChatMessageHistory", () => {
 
   test("works in RunnableWithMessageHistory: the model gets the compacted history, the store keeps all", async () => {
     const store = new InMemoryChatMessageHistory();
-    const model = new ScriptedAgentModel({ reply: (_messages, call) => `reply ${call}: ${"it will be sunny and mild. ".repeat(4)}` });
+    const model = new ScriptedChatModel({ usage: false, reply: (_messages, call) => `reply ${call}: ${"it will be sunny and mild. ".repeat(4)}` });
     const prompt = ChatPromptTemplate.fromMessages([["system", "You are brief."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
     const chain = new RunnableWithMessageHistory({
       runnable: prompt.pipe(model),
@@ -232,7 +233,7 @@ describe("fault injection during single-writer clear-and-add commits", () => {
         expect(keys(retried)).toEqual(keys(reference));
       }
     }
-    console.log(`fault injection: ${cases} cases, ${faults} faults injected, ${casesRelyingOnPending} left kept messages only in the pending rewrite`);
+    diagnostic(`fault injection: ${cases} cases, ${faults} faults injected, ${casesRelyingOnPending} left kept messages only in the pending rewrite`);
     expect(faults).toBeGreaterThan(10);
   });
 });
@@ -337,7 +338,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
       expect(keys(await (await redisStore(id)).getMessages())).toEqual(keys(retried));
       expect(retried.filter((m) => isOmissionNote(m))).toHaveLength(1);
     }
-    console.log(`redis fault injection: ${faults} faults injected`);
+    diagnostic(`redis fault injection: ${faults} faults injected`);
   });
 
   test("parallel writers appending during compactions lose nothing", async () => {
@@ -399,7 +400,7 @@ describe("CompactingChatMessageHistory over RedisChatMessageHistory", () => {
     }
     const evictedTexts = new Set(evicted.map((m) => m.text));
     const lost = written.filter((text) => !finalTexts.has(text) && !evictedTexts.has(text));
-    console.log(
+    diagnostic(
       `parallel writers: ${written.length} concurrent appends, ${compactions} compactions, ${landed} rewrites landed, ${refused} refused (list changed), ${written.length - lost.length} appends survived`,
     );
     expect(lost).toEqual([]);
@@ -558,7 +559,7 @@ describe.each(kinds)("commit mode over $name (atomic rewrite picked by itself)",
     const inEvict = new Set(evicted.map((m) => m.text));
     const lost = written.filter((text) => !inFinal.has(text) && !inEvict.has(text));
     const notes = final.filter((m) => isOmissionNote(m));
-    console.log(`${kind.name}: ${written.length} appends by ${writers} compacting writers, ${lost.length} lost, ${evicted.length} evicted, final ${final.length} messages, note count ${omissionNoteMetadata(notes[0]!)?.removed_messages}`);
+    diagnostic(`${kind.name}: ${written.length} appends by ${writers} compacting writers, ${lost.length} lost, ${evicted.length} evicted, final ${final.length} messages, note count ${omissionNoteMetadata(notes[0]!)?.removed_messages}`);
     expect(lost).toEqual([]);
     expect(finalTexts.length).toBe(inFinal.size);
     expect(final[0]).toBeInstanceOf(SystemMessage);
@@ -1085,7 +1086,7 @@ describe("postgresRewrite", () => {
         expect(keys(await store.getMessages())).toEqual(keys(done));
       }
     }
-    console.log(`postgres kill injection: ${faults} faults injected over 12 cases`);
+    diagnostic(`postgres kill injection: ${faults} faults injected over 12 cases`);
     expect(faults).toBeGreaterThanOrEqual(10);
   });
 });

@@ -13,7 +13,7 @@ import {
   createCompactionNode,
 } from "../../src/integrations/langgraph";
 import type { CompactionNode, CompactionNodeUpdate, CompactionView } from "../../src/integrations/langgraph";
-import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
+import { ScriptedChatModel } from "../../src/testing";
 import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
 
@@ -27,6 +27,8 @@ const CALLS_PER_TURN = 3;
 function scriptedModel(prefix: string): ScriptedChatModel {
   return new ScriptedChatModel({
     usage: approximateTokenCounter,
+    // Its own reply ids: a second model on the same thread must not reuse the first one's.
+    idPrefix: prefix,
     reply: (_messages, call) => {
       const turn = Math.floor(call / CALLS_PER_TURN);
       switch (call % CALLS_PER_TURN) {
@@ -178,19 +180,19 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
     for (let turn = 0; turn < turns; turn += 1) {
       await agent.invoke({ messages: [new HumanMessage(`Turn ${turn}: what does the archive hold on topic ${turn}?`)] }, config);
     }
-    expect(model.requests).toHaveLength(turns * CALLS_PER_TURN);
+    expect(model.calls).toHaveLength(turns * CALLS_PER_TURN);
 
     const trigger = CONTEXT_WINDOW * 0.7;
     const beforeModel = await checkpointsBefore(agent, thread, "agent");
     const beforeNode = await checkpointsBefore(agent, thread, kind === "createReactAgent" ? "pre_model_hook" : "compact");
-    expect(beforeModel).toHaveLength(model.requests.length);
-    expect(beforeNode).toHaveLength(model.requests.length);
+    expect(beforeModel).toHaveLength(model.calls.length);
+    expect(beforeNode).toHaveLength(model.calls.length);
     let compactedCalls = 0;
-    model.requests.forEach((request, call) => {
+    model.calls.forEach(({ messages: request }, call) => {
       const sent = kind === "createReactAgent" ? request.slice(1) : request;
       if (kind === "createReactAgent") expect(request[0]!.content).toBe(PROMPT);
       // Within budget: the provider-style count (prompt and tool schemas included) stays below the trigger.
-      expect(scriptedModel("x").bindTools(tools).inputTokens(request)).toBeLessThan(trigger);
+      expect(model.requestTokens(model.calls[call]!)).toBeLessThan(trigger);
       assertToolPairs(request);
       // The newest message of the state is the newest message sent.
       const newest = (beforeNode[call]!.messages as BaseMessage[]).at(-1)!;
@@ -235,16 +237,16 @@ describe.each(savers)("createCompactionNode with $name", (saverCase) => {
     }
 
     // A new graph instance (and model) on the same checkpointer and thread picks up where the old one stopped.
-    const lastBefore = model.requests.at(-1)!;
+    const lastBefore = model.calls.at(-1)!.messages;
     const resumedModel = scriptedModel("b");
     const resumedCalls: NodeCall[] = [];
     const resumed = buildAgent(kind, mode, resumedModel, saver, resumedCalls);
     await resumed.invoke({ messages: [new HumanMessage("One more: and topic 99?")] }, config);
-    expect(resumedModel.requests).toHaveLength(CALLS_PER_TURN);
-    const first = resumedModel.requests[0]!;
+    expect(resumedModel.calls).toHaveLength(CALLS_PER_TURN);
+    const first = resumedModel.calls[0]!.messages;
     expect(first.some((message) => isOmissionNote(message))).toBe(true);
     expect(first.at(-1)!.content).toBe("One more: and topic 99?");
-    expect(scriptedModel("x").bindTools(tools).inputTokens(first)).toBeLessThan(trigger);
+    expect(resumedModel.requestTokens(resumedModel.calls[0]!)).toBeLessThan(trigger);
     const movedNow = mode === "view" ? COMPACTION_VIEW_KEY in resumedCalls[0]!.update : (resumedCalls[0]!.update.messages ?? []).length > 0;
     if (!movedNow) {
       // The same prefix as before the restart, plus what came since: a prompt cache would still hit.

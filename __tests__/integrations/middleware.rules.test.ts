@@ -10,7 +10,7 @@ import { createAgent, createMiddleware, toolStrategy } from "langchain";
 import { z } from "zod/v4";
 import { approximateTokenCounter, isOmissionNote } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
-import { ScriptedAgentModel } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
 
 const clock = tool(async ({ zone }: { zone: string }) => `${zone}: 09:00`, {
   name: "clock",
@@ -40,14 +40,15 @@ function markerCounter(marker: string) {
 
 /** Replies with one clock call first, then plain text: two model calls per run. */
 const twoCalls = () =>
-  new ScriptedAgentModel({
+  new ScriptedChatModel({
+    usage: false,
     reply: (_messages, call) => (call === 0 ? { content: "", tool_calls: [{ id: "c0", name: "clock", args: { zone: "Europe/Paris" } }] } : "booked"),
   });
 
 describe("compactionMiddleware: commit mode and structured output", () => {
   test("a structured response reaches the agent as it is, after the state was compacted", async () => {
     const Booking = z.object({ day: z.string(), time: z.string() });
-    const model: ScriptedAgentModel = new ScriptedAgentModel({
+    const model: ScriptedChatModel = new ScriptedChatModel({
       usage: approximateTokenCounter,
       reply: (_messages, call) => {
         const name = model.calls[call]!.tools.find((t) => t !== "clock")!;

@@ -16,8 +16,10 @@ import type { CompactionView } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { CompactionMiddlewareOptions } from "../../src/integrations/middleware";
 import { anthropicModel } from "../support/provider-wire";
-import { ScriptedAgentModel, toolPairingProblems } from "../support/scripted-model-agent";
-import type { ScriptedCall } from "../support/scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
+import type { ScriptedCall } from "../../src/testing";
+import { toolPairingProblems } from "../support/tool-pairing";
+import { diagnostic } from "../support/diagnostics";
 
 const SYSTEM_PROMPT = `You are a weather assistant. ${"Answer briefly and cite the tool output. ".repeat(8)}`;
 const CONTEXT_WINDOW = 3_000;
@@ -30,8 +32,8 @@ const weather = tool(async ({ city }: { city: string }) => `${city}: ${"sunny, 2
 });
 
 /** Calls the tool for a new task, answers once the tool result is in. */
-function scriptedModel(idPrefix = "scripted"): ScriptedAgentModel {
-  return new ScriptedAgentModel({
+function scriptedModel(idPrefix = "scripted"): ScriptedChatModel {
+  return new ScriptedChatModel({
     usage: approximateTokenCounter,
     idPrefix,
     reply: (messages, call) => {
@@ -42,7 +44,7 @@ function scriptedModel(idPrefix = "scripted"): ScriptedAgentModel {
   });
 }
 
-function buildAgent(model: ScriptedAgentModel, checkpointer: MemorySaver, options: Partial<CompactionMiddlewareOptions>, spies = false) {
+function buildAgent(model: ScriptedChatModel, checkpointer: MemorySaver, options: Partial<CompactionMiddlewareOptions>, spies = false) {
   const seenState: { before: string[]; after: string[]; handedSame: boolean }[] = [];
   // Outer spy: the state's messages before and after the inner middleware ran.
   const outer = createMiddleware({
@@ -78,7 +80,7 @@ function isPrefix(shorter: readonly (string | undefined)[], longer: readonly (st
 }
 
 /** The checks every request must pass: system prompt first, valid tool pairing, within the trigger, newest message last. */
-function checkRequest(model: ScriptedAgentModel, call: ScriptedCall, newestId: string | undefined): void {
+function checkRequest(model: ScriptedChatModel, call: ScriptedCall, newestId: string | undefined): void {
   expect(call.messages[0]).toBeInstanceOf(SystemMessage);
   expect(call.messages[0]!.text).toBe(SYSTEM_PROMPT);
   expect(toolPairingProblems(call.messages)).toEqual([]);
@@ -133,7 +135,7 @@ describe("compactionMiddleware, view mode", () => {
       }
     });
     // Hysteresis: a few compactions, and between them each request extends the previous one.
-    console.log(`view mode: ${model.calls.length} model calls, ${compactions} compactions`);
+    diagnostic(`view mode: ${model.calls.length} model calls, ${compactions} compactions`);
     expect(compactions).toBeGreaterThanOrEqual(2);
     expect(compactions).toBeLessThan(model.calls.length / 3);
 

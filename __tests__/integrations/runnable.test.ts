@@ -6,7 +6,7 @@ import { RunCollectorCallbackHandler } from "@langchain/core/tracers/run_collect
 type Run = RunCollectorCallbackHandler["tracedRuns"][number];
 import { approximateTokenCounter, isOmissionNote, SlidingWindowCompactor } from "../../src";
 import { compactMessages, COMPACT_MESSAGES_RUN_NAME } from "../../src/integrations/runnable";
-import { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
+import { ScriptedChatModel } from "../../src/testing";
 
 /** A system prompt, `turns` old exchanges with tool calls, and a new question. */
 function history(turns: number): BaseMessage[] {
@@ -37,7 +37,7 @@ function assertToolPairs(messages: BaseMessage[]): void {
 }
 
 function echoModel(): ScriptedChatModel {
-  return new ScriptedChatModel({ reply: (_messages, call) => `answer ${call}` });
+  return new ScriptedChatModel({ reply: (_messages, call) => `answer ${call}`, usage: false });
 }
 
 describe("compactMessages as a function", () => {
@@ -122,9 +122,9 @@ describe("compactMessages as a Runnable", () => {
     const model = echoModel();
     const reply = await compactMessages({ targetTokens: target }).pipe(model).invoke(messages);
     expect(reply.content).toBe("answer 0");
-    expect(model.requests).toHaveLength(1);
+    expect(model.calls).toHaveLength(1);
     const expected = await compactMessages(messages, { targetTokens: target });
-    const seen = model.requests[0]!;
+    const seen = model.calls[0]!.messages;
     expect(seen.length).toBe(expected.length);
     seen.forEach((message, index) => {
       if (isOmissionNote(message)) expect(message.content).toBe(expected[index]!.content);
@@ -148,7 +148,7 @@ describe("compactMessages as a Runnable", () => {
       .pipe(prompt)
       .pipe(model);
     await chain.invoke({ persona: "a geographer", history: messages });
-    const seen = model.requests[0]!;
+    const seen = model.calls[0]!.messages;
     expect(seen[0]!.type).toBe("system");
     expect(seen[0]!.content).toBe("You are a geographer.");
     expect(isOmissionNote(seen[1])).toBe(true);
@@ -179,7 +179,7 @@ describe("compactMessages as a Runnable", () => {
     expect(run.tags).toContain("outer");
     const output = (run.outputs as { output: BaseMessage[] }).output;
     expect(output.length).toBeLessThan(messages.length);
-    expect(output.length).toBe(model.requests[0]!.length);
+    expect(output.length).toBe(model.calls[0]!.messages.length);
     // The model ran as a sibling in the same trace.
     expect(all.some((other) => other.run_type === "llm")).toBe(true);
 

@@ -10,7 +10,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { approximateTokenCounter, DEFAULT_OFFLOAD_NAMESPACE, isCompactionMessage, SlidingWindowCompactor, ToolResultPruningCompactor } from "../../src";
-import type { ScriptedAgentModel, ScriptedCall } from "../support/scripted-model-agent";
+import type { ScriptedCall, ScriptedChatModel } from "../../src/testing";
 import { assertConvertsEverywhere } from "../support/providers";
 import {
   agentModel,
@@ -35,7 +35,7 @@ const STAGES: StageName[] = ["pruning", "summarization", "offloading"];
 const TRIGGER = CONTEXT_WINDOW * COMPACT_AT;
 
 interface Run {
-  model: ScriptedAgentModel;
+  model: ScriptedChatModel;
   kit: StageKit;
   recorder: RecordingCompactor;
   agent: AgentGraph;
@@ -58,7 +58,7 @@ const keys = (messages: readonly BaseMessage[]) => messages.map(messageKey);
 const conversationOf = (call: ScriptedCall) => call.messages.filter((m, index) => !(index === 0 && SystemMessage.isInstance(m)));
 
 /** Every request passes the strict ordering check and every provider's converter, and fits the window. */
-function expectRequestsValid(model: ScriptedAgentModel): void {
+function expectRequestsValid(model: ScriptedChatModel): void {
   for (const [index, call] of model.calls.entries()) {
     expect(() => assertConvertsEverywhere(call.messages)).not.toThrow();
     if (model.requestTokens(call)! >= CONTEXT_WINDOW) throw new Error(`request ${index} has ${model.requestTokens(call)} tokens, the window is ${CONTEXT_WINDOW}`);
@@ -76,7 +76,7 @@ function compactedCalls(records: readonly RecordedCompaction[]): Set<number> {
  * metadata); and a compaction is never needed at the very next call (the
  * hysteresis: the view it left is well under the trigger).
  */
-function expectStablePrefix(model: ScriptedAgentModel, records: readonly RecordedCompaction[]): void {
+function expectStablePrefix(model: ScriptedChatModel, records: readonly RecordedCompaction[]): void {
   const compacted = compactedCalls(records);
   for (let call = 1; call < model.calls.length; call += 1) {
     if (compacted.has(call)) {
@@ -90,7 +90,7 @@ function expectStablePrefix(model: ScriptedAgentModel, records: readonly Recorde
 }
 
 /** The history the agent produced, as it was produced: every task, every reply, every tool result whole. */
-function expectOriginalHistory(history: readonly BaseMessage[], model: ScriptedAgentModel): void {
+function expectOriginalHistory(history: readonly BaseMessage[], model: ScriptedChatModel): void {
   expect(history.filter((m) => compactionOf(m) !== null)).toEqual([]);
   expect(history.filter((m) => m.type === "human").map((m) => m.id)).toEqual(Array.from({ length: TASKS }, (_, task) => `task-${task}`));
   expect(history.filter((m) => AIMessage.isInstance(m)).map((m) => m.id)).toEqual(model.calls.map((_, call) => `scripted-${call}`));

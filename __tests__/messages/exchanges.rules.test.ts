@@ -5,6 +5,7 @@
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { asksForTools, collectAssistantCallIds, toolCallIdsOf } from "../../src/messages/exchanges";
+import { RAW_TOOL_CALLS_WARNING, withCoreWarning } from "../support/core-warnings";
 
 describe("the call ids of an assistant message", () => {
   test("read from tool_calls, invalid_tool_calls, OpenAI's raw tool_calls and the call blocks, in that order", () => {
@@ -60,7 +61,8 @@ describe("whether a message asks for tools at all", () => {
     expect(asksForTools(withCalls([{ name: "search", args: {}, type: "tool_call" }]))).toBe(true);
     expect(asksForTools(new AIMessage({ content: [{ type: "tool_use", id: "u", name: "search", input: {} }] as never }))).toBe(true);
     expect(asksForTools(new AIMessage({ content: [{ type: "function_call", call_id: "f", name: "search", arguments: "{}" }] as never }))).toBe(true);
-    expect(asksForTools(new AIMessage({ content: "", additional_kwargs: { tool_calls: [{ id: "r", type: "function", function: { name: "s", arguments: "{}" } }] } }))).toBe(true);
+    const raw = withCoreWarning(RAW_TOOL_CALLS_WARNING, () => new AIMessage({ content: "", additional_kwargs: { tool_calls: [{ id: "r", type: "function", function: { name: "s", arguments: "{}" } }] } }));
+    expect(asksForTools(raw)).toBe(true);
   });
 
   test("no calls mean no; a non-assistant message never asks", () => {

@@ -20,6 +20,7 @@ import { renderTranscript } from "../../src/compactors/transcript";
 import { lengthCounter, system, x } from "../support/stages";
 import { ScriptedSummaryModel } from "../support/summary-model";
 import { InMemoryStore } from "@langchain/langgraph";
+import { RAW_TOOL_CALLS_WARNING, withCoreWarning } from "../support/core-warnings";
 
 type Shape = "tool_calls" | "invalid_tool_calls" | "additional_kwargs" | "tool_use" | "function_call" | "v1_tool_call";
 const SHAPES: Shape[] = ["tool_calls", "invalid_tool_calls", "additional_kwargs", "tool_use", "function_call", "v1_tool_call"];
@@ -33,7 +34,10 @@ function asking(shape: Shape, ids: string[], name = "search", text = "C".repeat(
     case "invalid_tool_calls":
       return new AIMessage({ content: text, invalid_tool_calls: ids.map((id) => ({ id, name, args: '{"q": ', error: "Malformed args.", type: "invalid_tool_call" as const })) });
     case "additional_kwargs":
-      return new AIMessage({ content: text, additional_kwargs: { tool_calls: ids.map((id) => ({ id, type: "function" as const, function: { name, arguments: `{"q":"${id}"}` } })) } });
+      // @langchain/core warns about this shape (a provider package too old to parse its calls); checked, not printed.
+      return withCoreWarning(RAW_TOOL_CALLS_WARNING, () =>
+        new AIMessage({ content: text, additional_kwargs: { tool_calls: ids.map((id) => ({ id, type: "function" as const, function: { name, arguments: `{"q":"${id}"}` } })) } }),
+      );
     case "tool_use":
       return new AIMessage({ content: [textBlock, ...ids.map((id) => ({ type: "tool_use", id, name, input: { q: id } }))] as never });
     case "function_call":

@@ -15,10 +15,10 @@ import { freshLayout, layoutCheckedConversation, layoutConversation } from "../.
 import type { ConversationLayout } from "../../src/messages/grouping";
 import { createOmissionNote, DEFAULT_OMISSION_NOTE } from "../../src/messages/omission-note";
 import { toolCallIdOf } from "../../src/messages/roles";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
+import { assertOnSeeds } from "../support/seeds";
+import { diagnostic } from "../support/diagnostics";
 
 const budget = Number(process.env.FC_RUNS ?? 300);
-console.log(`fast-check seeds: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 // ---------------------------------------------------------------------------
 // Conversations that reach every rule
@@ -167,7 +167,7 @@ describe("the layout follows its rules (an independent reference)", () => {
       }),
       budget,
     );
-    console.log(`layout reference, cases reaching each rule: ${JSON.stringify(reached)}`);
+    diagnostic(`layout reference, cases reaching each rule: ${JSON.stringify(reached)}`);
     // The conversations must reach the rules they are here for, not just agree on easy cases.
     for (const [rule, cases] of Object.entries(reached)) expect({ rule, enough: cases >= budget / 20 }).toEqual({ rule, enough: true });
   });

@@ -9,10 +9,9 @@
  */
 import * as fc from "fast-check";
 import { hashOf, IdTable } from "../../src/messages/id-table";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
+import { assertOnSeeds } from "../support/seeds";
 
 const budget = Number(process.env.FC_RUNS ?? 300);
-console.log(`fast-check seeds: ${describeSeeds(budget)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 type Operation = { kind: "intern"; id: string } | { kind: "find"; id: string } | { kind: "pop" };
 

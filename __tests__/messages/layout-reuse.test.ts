@@ -13,10 +13,10 @@ import { layoutConversation } from "../../src/messages/layout";
 import { layoutWork } from "../../src/messages/layout-engine";
 import { buildMessyConversation, messyPlanArbitrary } from "../support/messy";
 import { expectSameAsFresh } from "../support/layout-oracle";
-import { assertOnSeeds, describeSeeds } from "../support/seeds";
+import { assertOnSeeds } from "../support/seeds";
+import { diagnostic } from "../support/diagnostics";
 
 const numRuns = Number(process.env.FC_RUNS ?? 300);
-console.log(`fast-check seeds: ${describeSeeds(numRuns)} (FC_SEED replays one seed, FC_RUNS sets the budget)`);
 
 /** An edit of a list, as data so fast-check shrinks and prints it. */
 type Edit =
@@ -80,7 +80,7 @@ describe("a remembered layout equals a fresh one", () => {
       }),
       numRuns,
     );
-    console.log(`edits applied: ${JSON.stringify(seen)}`);
+    diagnostic(`edits applied: ${JSON.stringify(seen)}`);
   });
 
   test("cut back to earlier lengths, then grown again one message at a time", () => {

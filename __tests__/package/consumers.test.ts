@@ -14,9 +14,10 @@
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { REDIS_URL, requireServer } from "../support/servers";
+import { diagnostic, notice } from "../support/diagnostics";
 
 const run = promisify(execFile);
 const root = join(__dirname, "..", "..");
@@ -65,9 +66,18 @@ async function sh(file: string, args: string[], cwd: string, timeout = 300_000):
   }
 }
 
-/** Every ```ts block of README.md, in order: each must be a complete program. */
-const readmeBlocks = [...readFileSync(join(root, "README.md"), "utf8").matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
-const readmeFile = (index: number) => `readme-${index + 1}.ts`;
+/** The user's documents: the README and the pages under docs/ it links to (shipped with the package). */
+const documents = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+/**
+ * Every ```ts block of those documents, in order, named after its document: each must be a complete
+ * program. (A fragment that is not meant to run is fenced as ```typescript.)
+ */
+const readmeBlocks = documents.flatMap((document) =>
+  [...readFileSync(join(root, document), "utf8").matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match, index) => ({
+    file: `${document.replace(/\.md$/, "").replace(/\//g, "-").toLowerCase()}-${index + 1}.ts`,
+    block: match[1]!,
+  })),
+);
 
 let work: string;
 let consumer: string;
@@ -101,7 +111,7 @@ beforeAll(async () => {
   for (const dir of ["esm", "cjs"]) cpSync(join(fixtures, dir), join(consumer, dir), { recursive: true });
   for (const dir of ["ts-nodenext", "ts-bundler"]) {
     cpSync(join(fixtures, "ts"), join(consumer, dir), { recursive: true });
-    readmeBlocks.forEach((block, index) => writeFileSync(join(consumer, dir, readmeFile(index)), block));
+    for (const { file, block } of readmeBlocks) writeFileSync(join(consumer, dir, file), block);
   }
 
   await timed("npm install (consumer root)", () =>
@@ -111,7 +121,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
-  console.log(`consumer timings:\n${timings.map(([label, ms]) => `  ${label}: ${(ms / 1000).toFixed(1)} s`).join("\n")}`);
+  diagnostic(`consumer timings:\n${timings.map(([label, ms]) => `  ${label}: ${(ms / 1000).toFixed(1)} s`).join("\n")}`);
 });
 
 describe("the packed tarball", () => {
@@ -122,24 +132,36 @@ describe("the packed tarball", () => {
       for (const ext of [".mjs", ".cjs", ".d.mts", ".d.cts"]) expect(files).toContain(`${entry}${ext}`);
     }
     expect(existsSync(join(installed, "LICENSE"))).toBe(true);
-    expect(existsSync(join(installed, "src"))).toBe(false);
-    expect(existsSync(join(installed, "__tests__"))).toBe(false);
+    // Only the builds and the user's documents (npm adds README and LICENSE itself; docs/*.md and the changelog are in
+    // `files`): no sources, tests or benchmark material.
+    const shipped = new Set(["dist", "docs", "package.json", "README.md", "LICENSE", "CHANGELOG.md"]);
+    expect(readdirSync(installed).filter((name) => !shipped.has(name))).toEqual([]);
+    expect(readdirSync(join(installed, "docs")).filter((name) => !name.endsWith(".md"))).toEqual([]);
     // No source map points at a file the tarball does not ship.
     expect(readdirSync(join(installed, "dist"), { recursive: true }).filter((f) => String(f).endsWith(".map"))).toEqual([]);
   });
 
-  it("the README's links work on the package page: in-page anchors or absolute URLs, no repository paths", () => {
+  it("the documents' links work in the installed package: absolute URLs, or files it ships and headings they have", () => {
     const installed = join(consumer, "node_modules", "langchain-compaction");
-    const readme = readFileSync(join(installed, "README.md"), "utf8");
-    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!);
-    expect(targets.length).toBeGreaterThan(0);
-    expect(targets.filter((target) => !/^(#|https?:\/\/)/.test(target))).toEqual([]);
-    const anchors = new Set(
-      [...readme.matchAll(/^#+ (.+)$/gm)].map((match) => `#${match[1]!.toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")}`),
-    );
-    expect(targets.filter((target) => target.startsWith("#") && !anchors.has(target))).toEqual([]);
-    // What the README names as shipped is shipped.
-    expect(existsSync(join(installed, "BENCHMARKS.md"))).toBe(true);
+    /** GitHub's heading anchors: lower case, punctuation but hyphens dropped, spaces as hyphens. */
+    const anchorsOf = (file: string) =>
+      new Set([...readFileSync(file, "utf8").matchAll(/^#+ (.+)$/gm)].map((match) => match[1]!.toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")));
+    const broken: string[] = [];
+    let links = 0;
+    for (const document of documents) {
+      const path = join(installed, document);
+      expect(existsSync(path)).toBe(true);
+      for (const [, target] of readFileSync(path, "utf8").matchAll(/\]\(([^)\s]+)\)/g)) {
+        links += 1;
+        if (/^https?:\/\//.test(target!)) continue;
+        const [file, anchor] = target!.split("#") as [string, string | undefined];
+        const resolved = file === "" ? path : join(dirname(path), file);
+        if (!existsSync(resolved)) broken.push(`${document}: ${target} (no such file in the package)`);
+        else if (anchor !== undefined && !anchorsOf(resolved).has(anchor)) broken.push(`${document}: ${target} (no such heading)`);
+      }
+    }
+    expect(links).toBeGreaterThan(10);
+    expect(broken).toEqual([]);
   });
 
   it("arethetypeswrong finds no problem in any resolution mode (node10, node16 from CJS and ESM, bundler)", async () => {
@@ -180,7 +202,7 @@ describe("an ES-module JavaScript app", () => {
     if (PREBUILT_DEFAULT_STATE_WORKS) {
       expect((await outcome).stdout).toMatch(/^ok: state 32 messages/m);
     } else {
-      console.warn("[known failure] createReactAgent without stateSchema; see consumers.test.ts");
+      notice("[known failure] createReactAgent without stateSchema; see consumers.test.ts");
       await expect(outcome).rejects.toThrow(/"view" mode remembers its cut in the state key `compactionView`, which this graph's state lacks/);
     }
   });
@@ -214,19 +236,19 @@ describe("an app without the optional peer @langchain/langgraph", () => {
   });
 });
 
-describe("every ```ts block of README.md runs as it stands, in a TypeScript ES-module project", () => {
+describe("every ```ts block of README.md and docs/*.md runs as it stands, in a TypeScript ES-module project", () => {
   it("the README has its code blocks", () => {
-    expect(readmeBlocks.length).toBeGreaterThanOrEqual(6);
+    expect(readmeBlocks.filter(({ file }) => file.startsWith("readme-")).length).toBeGreaterThanOrEqual(5);
   });
 
-  it.each(readmeBlocks.map((block, index) => [readmeFile(index), block] as const))("%s", async (file, block) => {
+  it.each(readmeBlocks.map(({ file, block }) => [file, block] as const))("%s", async (file, block) => {
     if (block.includes("@langchain/redis") && !(await requireServer("Redis", REDIS_URL))) return;
     const cwd = join(consumer, "ts-nodenext");
     await timed(`tsx ${file}`, () => sh(join(consumer, "node_modules", ".bin", "tsx"), [file], cwd, 120_000));
   }, 120_000);
 });
 
-describe("TypeScript apps type-check every entry point and every README block (strict)", () => {
+describe("TypeScript apps type-check every entry point and every documented block (strict)", () => {
   it.each(["ts-nodenext", "ts-bundler"])("%s: tsc --noEmit", async (dir) => {
     const cwd = join(consumer, dir);
     await timed(`tsc ${dir}`, () => sh(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json"], cwd));

@@ -4,7 +4,7 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { CompactionGraphAnnotation } from "../../src/integrations/langgraph";
 import type { CompactionNode } from "../../src/integrations/langgraph";
-import type { ScriptedChatModel } from "../../examples/support/scripted-chat-model";
+import type { ScriptedChatModel } from "../../src/testing";
 
 
 /** The two real tools of the graph tests' archive agent. */

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
+import { VERBOSE } from "./diagnostics";
 
 const root = join(__dirname, "..", "..");
 
@@ -27,12 +28,13 @@ export function runExample(file: string): Promise<ExampleRun> {
 /**
  * For a test file that imports examples to read what their `main` returns:
  * no OPENAI_API_KEY (the examples then use their scripted models, whose
- * records the tests read), and their printing silenced (it is for a reader).
+ * records the tests read), and their printing silenced (it is for a reader;
+ * `TEST_VERBOSE=1` lets it through).
  */
 export function importExamplesOffline(): void {
   beforeAll(() => {
     delete process.env.OPENAI_API_KEY;
-    jest.spyOn(console, "log").mockImplementation(() => undefined);
+    if (!VERBOSE) jest.spyOn(console, "log").mockImplementation(() => undefined);
   });
   afterAll(() => jest.restoreAllMocks());
 }

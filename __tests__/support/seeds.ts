@@ -11,8 +11,14 @@
  * `FC_SEED=<seed>` replays one seed alone with the whole budget (a printed
  * failure, or a reproducible run such as the mutation tests); `FC_RUNS`
  * changes the budget of the suites that read it.
+ *
+ * A test file prints its seeds once, on one line, the first time it draws on
+ * them (a property run or a sample): every file that runs a property says so
+ * without having to remember to. With `TEST_VERBOSE=1` each property's runs
+ * per seed follow.
  */
 import * as fc from "fast-check";
+import { diagnostic, notice } from "./diagnostics";
 
 /** Seeds every run checks, whatever the clock says. Chosen once, arbitrarily; never tuned to make a test pass. */
 export const FIXED_SEEDS: readonly number[] = [20_261_203, 1, 424_242, 987_654_321];
@@ -27,8 +33,24 @@ export interface SeedRun {
 /** The clock seed of this process, read once so every property of a suite shares it (and prints the same). */
 const clockSeed = Date.now() % 2 ** 31;
 
+/** Whether this file's seeds were printed (a module per test file: jest gives each file its own registry). */
+let announced = false;
+
+/** Prints this file's seeds, the first time only. */
+function announceSeeds(): void {
+  if (announced) return;
+  announced = true;
+  const replay = replaySeed();
+  notice(
+    replay === null
+      ? `fast-check seeds ${clockSeed} (clock), ${FIXED_SEEDS.join(" ")} (fixed); FC_SEED=<seed> replays one`
+      : `fast-check seed ${replay} (FC_SEED)`,
+  );
+}
+
 /** The seed for a sample drawn outside a property (`fc.sample`): `FC_SEED` when set, else the clock seed. */
 export function sampleSeed(): number {
+  announceSeeds();
   return replaySeed() ?? clockSeed;
 }
 
@@ -44,6 +66,7 @@ function replaySeed(): number | null {
  * one case each). With `FC_SEED` set, that seed alone with the whole budget.
  */
 export function seedRuns(budget: number): SeedRun[] {
+  announceSeeds();
   const replay = replaySeed();
   if (replay !== null) return [{ seed: replay, numRuns: budget, origin: "FC_SEED" }];
   const clockRuns = Math.ceil(budget / 2);
@@ -56,7 +79,7 @@ export function casesIn(budget: number): number {
   return seedRuns(budget).reduce((sum, run) => sum + run.numRuns, 0);
 }
 
-/** One line naming every seed of a budget, for a suite to print once. */
+/** One line naming every seed of a budget and its runs. */
 export function describeSeeds(budget: number): string {
   return seedRuns(budget)
     .map((run) => `${run.seed} (${run.origin}, ${run.numRuns} runs)`)
@@ -73,6 +96,7 @@ function onSeed(run: SeedRun, error: unknown): Error {
 
 /** `fc.assert` of a synchronous property on every seed run of `budget`. */
 export function assertOnSeeds<Ts>(property: fc.IProperty<Ts>, budget: number, parameters: fc.Parameters<Ts> = {}): void {
+  diagnostic(`property runs: ${describeSeeds(budget)}`);
   for (const run of seedRuns(budget)) {
     try {
       fc.assert(property, { ...parameters, seed: run.seed, numRuns: run.numRuns });
@@ -84,6 +108,7 @@ export function assertOnSeeds<Ts>(property: fc.IProperty<Ts>, budget: number, pa
 
 /** `fc.assert` of an asynchronous property on every seed run of `budget`. */
 export async function assertOnSeedsAsync<Ts>(property: fc.IAsyncProperty<Ts>, budget: number, parameters: fc.Parameters<Ts> = {}): Promise<void> {
+  diagnostic(`property runs: ${describeSeeds(budget)}`);
   for (const run of seedRuns(budget)) {
     try {
       await fc.assert(property, { ...parameters, seed: run.seed, numRuns: run.numRuns });

@@ -4,6 +4,7 @@
  * printed notice; under CI=true a missing server is a failure.
  */
 import { Socket } from "node:net";
+import { notice } from "./diagnostics";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export const POSTGRES_URL = process.env.POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
@@ -34,6 +35,6 @@ export async function requireServer(name: "Redis" | "PostgreSQL", url: string): 
   const ok = await reachable(url, name === "Redis" ? 6379 : 5432);
   if (ok) return true;
   if (underCI) throw new Error(`${name} is not reachable at ${url}, and CI=true requires it`);
-  console.warn(`[skip] ${name} is not reachable at ${url}: its tests are skipped (set CI=true to make this a failure)`);
+  notice(`[skip] ${name} is not reachable at ${url}: its tests are skipped (set CI=true to make this a failure)`);
   return false;
 }

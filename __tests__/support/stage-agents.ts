@@ -24,7 +24,7 @@ import {
 import type { CompactionReport, CompactOptions, Compactor, TokenCounterLike } from "../../src";
 import { CompactionAnnotation, createCompactionNode } from "../../src/integrations/langgraph";
 import { compactionMiddleware } from "../../src/integrations/middleware";
-import { ScriptedAgentModel } from "./scripted-model-agent";
+import { ScriptedChatModel } from "../../src/testing";
 import { ScriptedSummaryModel } from "./summary-model";
 
 export const PROMPT = "You are an on-call assistant. Read the logs before answering.";
@@ -49,8 +49,8 @@ export const readLog = tool(async ({ file }: { file: string }) => logText(file),
  * decided by the last message alone (a task, or the result of which read),
  * so what compaction did to older messages cannot change the script.
  */
-export function agentModel(idPrefix = "scripted"): ScriptedAgentModel {
-  return new ScriptedAgentModel({
+export function agentModel(idPrefix = "scripted"): ScriptedChatModel {
+  return new ScriptedChatModel({
     usage: approximateTokenCounter,
     idPrefix,
     reply: (messages, call) => {
@@ -106,7 +106,7 @@ export interface RecordedCompaction {
 export class RecordingCompactor implements Compactor {
   readonly records: RecordedCompaction[] = [];
   private readonly pipeline: CompactionPipeline;
-  constructor(stages: Compactor[], private readonly model: ScriptedAgentModel) {
+  constructor(stages: Compactor[], private readonly model: ScriptedChatModel) {
     this.pipeline = new CompactionPipeline(stages);
   }
   async compact(messages: BaseMessage[], target: number, counter?: TokenCounterLike, options?: CompactOptions) {
@@ -139,7 +139,7 @@ export interface AgentOptions {
 }
 
 /** A real agent of `integration` compacting with `options`, on a fresh `MemorySaver`. */
-export function buildAgent(integration: Integration, model: ScriptedAgentModel, options: AgentOptions): AgentGraph {
+export function buildAgent(integration: Integration, model: ScriptedChatModel, options: AgentOptions): AgentGraph {
   const checkpointer = new MemorySaver();
   const trigger = { contextWindow: CONTEXT_WINDOW, compactAt: COMPACT_AT, compactTo: COMPACT_TO, mode: options.mode, compactor: options.compactor, minGainTokens: options.minGainTokens ?? 0 };
   if (integration === "createAgent") {

@@ -21,11 +21,17 @@ import { isHuman, isSystem, isTool } from "../messages/roles";
  * - `history`: everything else before the task.
  */
 export interface TokenBreakdown {
+  /** The leading system messages and a system prompt held outside the list. */
   system: number;
+  /** The tool schemas sent with the request. */
   tools: number;
+  /** Everything before the task that is in no other category. */
   history: number;
+  /** What compactions wrote in place of history: summaries and omission notes. */
   summaries: number;
+  /** Tool results wherever they stand, pruned and offloaded stand-ins included. */
   toolResults: number;
+  /** The current task (the latest real user message) and its steps after it, tool results aside. */
   task: number;
 }
 

@@ -10,7 +10,8 @@ import { assertTokenBudget, assertTools, describeValue, reasonOf } from "../erro
 import { assertConversationInSlices } from "../messages/conversation-check";
 import { isSummaryMessage } from "../messages/compaction-metadata";
 import { omissionNoteMetadata } from "../messages/omission-note";
-import { isAI, isHuman } from "../messages/roles";
+import { latestNativeCompaction } from "../messages/native-compaction";
+import { isAI, isHuman, isSystem } from "../messages/roles";
 import { assertCompactOptions, raceAbort, throwIfAborted } from "./abort";
 import { breakdownOf } from "./breakdown";
 import type { TokenBreakdown } from "./breakdown";
@@ -84,7 +85,12 @@ export interface CompactionHookReport extends CompactionReport {
    * request's tools and outside system prompt included. `after` equals
    * `before` when nothing was applied.
    */
-  breakdown: { before: TokenBreakdown; after: TokenBreakdown };
+  breakdown: {
+    /** The request as it came. */
+    before: TokenBreakdown;
+    /** The request as compacted (equal to `before` when nothing was applied). */
+    after: TokenBreakdown;
+  };
   /** Whether the run was asked for (`force`) rather than set off by the trigger. */
   forced: boolean;
 }
@@ -103,6 +109,14 @@ export interface OverflowLesson {
   limitTokens?: number;
   /** The request's size as the hook estimated it when it was sent. */
   estimatedTokens: number;
+  /**
+   * The request's size by the hook's own counter alone (see
+   * {@link CompactionHook.localTokens}): what the provider's count is
+   * compared with to scale local counts. The estimate is not, as it may
+   * be mostly the provider's reported usage, already in its counts.
+   * Default `estimatedTokens`.
+   */
+  localTokens?: number;
 }
 
 /**
@@ -194,7 +208,9 @@ function assertFraction(name: string, value: unknown): asserts value is number {
  * the integration retries once with a forced run.
  */
 export class CompactionHook {
+  /** What compacts: the compactor given, or the pipeline of the array given (default a `SlidingWindowCompactor`). */
   readonly compactor: Compactor;
+  /** The model's context window, in tokens, as given (what an overflow teaches the hook does not change it). */
   readonly contextWindow: number;
   /** The trigger's fraction of the window when it is one (`{ fraction }`), else `NaN`. */
   readonly compactAt: number;
@@ -204,7 +220,9 @@ export class CompactionHook {
   readonly trigger: CompactionTrigger;
   /** What it compacts down to. */
   readonly target: CompactionTarget;
+  /** The counter given, or `undefined` for the default `approximateTokenCounter`. */
   readonly tokenCounter: TokenCounterLike | undefined;
+  /** A compaction that frees fewer tokens than this is not applied (default `0`). */
   readonly minGainTokens: number;
   private readonly counter: MessageCounter;
   private readonly cache: TokenCountCache | null;
@@ -312,6 +330,17 @@ export class CompactionHook {
     return this.estimate(messages, overheadTokens, undefined);
   }
 
+  /**
+   * The size of a request by the hook's own counter alone: `messages` plus
+   * `overheadTokens`, no reported usage, no scaling. What an overflow's count
+   * is set against (see {@link learnFromOverflow}).
+   */
+  async localTokens(messages: BaseMessage[], overheadTokens = 0): Promise<number> {
+    await assertConversationInSlices(messages);
+    assertTokenBudget("overheadTokens", overheadTokens);
+    return overheadTokens + (await this.countMessages(messages));
+  }
+
   /** Whether the trigger holds for `messages`. */
   async shouldCompact(messages: BaseMessage[], overheadTokens = 0): Promise<boolean> {
     await assertConversationInSlices(messages);
@@ -327,9 +356,9 @@ export class CompactionHook {
    * nine tenths of what was refused. Later estimates and targets use both.
    */
   learnFromOverflow(lesson: OverflowLesson): void {
-    const { requestTokens, limitTokens, estimatedTokens } = lesson;
-    if (requestTokens !== undefined && estimatedTokens > 0 && requestTokens > estimatedTokens) {
-      this.scale = Math.max(this.scale, requestTokens / estimatedTokens);
+    const { requestTokens, limitTokens, estimatedTokens, localTokens = estimatedTokens } = lesson;
+    if (requestTokens !== undefined && localTokens > 0 && requestTokens > localTokens) {
+      this.scale = Math.max(this.scale, requestTokens / localTokens);
     }
     const window = limitTokens ?? (requestTokens === undefined ? Math.floor(estimatedTokens * 0.9) : undefined);
     if (window !== undefined && window > 0) this.learnedWindow = Math.min(this.learnedWindow ?? Number.POSITIVE_INFINITY, window);
@@ -416,7 +445,23 @@ export class CompactionHook {
         return input_tokens + output_tokens + this.scale * (await this.countMessages(messages.slice(index + 1), signal));
       }
     }
-    return this.scale * (overheadTokens + (await this.countMessages(messages, signal)));
+    const read = (await this.countMessages(messages, signal)) - (await this.behindNativeCompaction(messages, messages.length, signal));
+    return this.scale * (overheadTokens + read);
+  }
+
+  /**
+   * Local tokens of the messages before `until` that the provider no longer
+   * reads: those before the latest native compaction marker
+   * (`native-compaction.ts`), the leading system messages aside. The stages
+   * leave them as they are, so the compactor's budget is raised by as much,
+   * and the estimate does not count them.
+   */
+  private async behindNativeCompaction(messages: BaseMessage[], until: number, signal: AbortSignal | undefined): Promise<number> {
+    const end = Math.min(latestNativeCompaction(messages), until);
+    if (end <= 0) return 0;
+    let start = 0;
+    while (start < end && isSystem(messages[start]!)) start += 1;
+    return this.countMessages(messages.slice(start, end), signal);
   }
 
   /** Whether the trigger holds: the estimate (made once, only if a condition reads it), the messages, the user turns. */
@@ -433,11 +478,12 @@ export class CompactionHook {
    * The compactor's budget: {@link targetTokens} for a token target; for a
    * `{ messages }` or `{ turns }` target, the tokens of the instructions plus
    * those of the newest that many messages or turns (all of them when there
-   * are fewer).
+   * are fewer). Either way plus what stands before a native compaction
+   * marker, which the stages keep and the provider does not read.
    */
   private async budgetFor(messages: BaseMessage[], overheadTokens: number, signal: AbortSignal | undefined): Promise<number> {
     const target = this.target;
-    if (!("messages" in target) && !("turns" in target)) return this.targetTokens(overheadTokens);
+    if (!("messages" in target) && !("turns" in target)) return this.targetTokens(overheadTokens) + (await this.behindNativeCompaction(messages, messages.length, signal));
     let from: number;
     if ("messages" in target) from = Math.max(0, messages.length - target.messages);
     else {
@@ -446,7 +492,11 @@ export class CompactionHook {
     }
     let instructionsEnd = 0;
     while (instructionsEnd < from && messages[instructionsEnd]!.type === "system") instructionsEnd += 1;
-    return (await this.countMessages(messages.slice(0, instructionsEnd), signal)) + (await this.countMessages(messages.slice(from), signal));
+    return (
+      (await this.countMessages(messages.slice(0, instructionsEnd), signal)) +
+      (await this.countMessages(messages.slice(from), signal)) +
+      (await this.behindNativeCompaction(messages, from, signal))
+    );
   }
 
   /** Tokens a compaction frees: from its report when it counted, else counted here. */

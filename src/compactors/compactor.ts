@@ -127,7 +127,14 @@ export interface InPlaceRewrites {
    */
   sizeOf(index: number): Promise<number | undefined>;
   /** What the decisions made so far did: the list with them applied, the messages rewritten (in list order), and the tokens freed. */
-  decided(): { messages: BaseMessage[]; rewritten: RewrittenMessage[]; saved: number };
+  decided(): {
+    /** The list with the decisions so far applied. */
+    messages: BaseMessage[];
+    /** The messages rewritten, in list order. */
+    rewritten: RewrittenMessage[];
+    /** The tokens the rewrites freed. */
+    saved: number;
+  };
 }
 
 /** Whether `value` offers the {@link Compactor} methods (a duck check: no `instanceof`). */

@@ -7,15 +7,25 @@ import { describeValue } from "../errors";
  * Recognised by its methods, so this module needs no LangGraph import.
  */
 export interface OffloadStore {
+  /** Stores `value` under `key` in `namespace`, replacing what was there. */
   put(namespace: string[], key: string, value: Record<string, unknown>): Promise<void>;
-  get(namespace: string[], key: string): Promise<{ value: Record<string, unknown> } | null | undefined>;
+  /** The item stored under `key` in `namespace`, or `null`/`undefined` when there is none. */
+  get(
+    namespace: string[],
+    key: string,
+  ): Promise<{
+    /** What {@link OffloadStore.put} stored. */
+    value: Record<string, unknown>;
+  } | null | undefined>;
 }
 
 /** What an offloaded result is stored as. */
 export interface OffloadedResult {
   /** The original text of the tool result. */
   content: string;
+  /** The id of the call the result answered (`null` when it had none). */
   tool_call_id: string | null;
+  /** The name of the tool that gave the result (`null` when unknown). */
   tool_name: string | null;
   /** `content.length`, for paging. */
   chars: number;

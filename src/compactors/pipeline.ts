@@ -50,7 +50,9 @@ type Origin = BaseMessage | typeof ADDED;
  * as when the stages run one after the other.
  */
 export class CompactionPipeline implements Compactor {
+  /** The stages, in the order they run. */
   readonly stages: readonly Compactor[];
+  /** Where the pipeline remembers the counts it checks the target with (`null`: nowhere; default the shared cache). */
   readonly cache: TokenCountCache | null;
 
   constructor(stages: readonly Compactor[], options: CompactionPipelineOptions = {}) {

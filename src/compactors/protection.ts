@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeValue } from "../errors";
 import { exchangesOf } from "../messages/exchanges";
+import { latestNativeCompaction } from "../messages/native-compaction";
 import { nextSlice, sliceUsedUp } from "../time-slices";
 
 /**
@@ -18,19 +19,32 @@ export function assertProtect(value: unknown): asserts value is ProtectPredicate
 }
 
 /**
+ * Whether a compaction of `messages` has anything protected to respect: a
+ * `protect` predicate, or a provider-native compaction marker
+ * (`native-compaction.ts`). A stage's shortcuts that decide one message at a
+ * time (see `Compactor.rewritesInPlace`) are taken only when it has not.
+ */
+export function hasProtection(messages: readonly BaseMessage[], protect: ProtectPredicate | undefined): boolean {
+  return protect !== undefined || latestNativeCompaction(messages) >= 0;
+}
+
+/**
  * The messages no compaction may remove or rewrite, as a mask over indices
- * (`null` when nothing is protected): the protected messages, and with them
- * every message of their exchanges (`exchangesOf`: a protected call keeps
- * the results answering it, a protected result keeps the call(s) asking for
- * it and so every other result of those calls), read in every shape a
- * provider puts calls in.
+ * (`null` when nothing is protected): the messages `protect` names, the
+ * latest provider-native compaction marker and everything before it (the
+ * provider compacted that already: see `native-compaction.ts`), and with
+ * them every message of their exchanges (`exchangesOf`: a protected call
+ * keeps the results answering it, a protected result keeps the call(s)
+ * asking for it and so every other result of those calls), read in every
+ * shape a provider puts calls in.
  */
 export function protectedMessages(messages: readonly BaseMessage[], protect: ProtectPredicate | undefined): Uint8Array | null {
-  if (protect === undefined) return null;
+  const boundary = latestNativeCompaction(messages);
+  if (protect === undefined && boundary < 0) return null;
   const protectedAt = new Uint8Array(messages.length);
   const protectedIndices: number[] = [];
   messages.forEach((message, index) => {
-    if (protect(message, index) === true) protectedIndices.push(index);
+    if (index <= boundary || protect?.(message, index) === true) protectedIndices.push(index);
   });
   if (protectedIndices.length === 0) return null;
   const exchanges = exchangesOf(messages);
@@ -52,7 +66,7 @@ export async function protectedMessagesInSlices(
   protect: ProtectPredicate | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Uint8Array | null> {
-  if (protect === undefined) return null;
+  if (protect === undefined) return protectedMessages(messages, undefined);
   const asked = new Uint8Array(messages.length);
   for (let index = 0; index < messages.length; index += 1) {
     if (protect(messages[index]!, index) === true) asked[index] = 1;

@@ -6,10 +6,11 @@ import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import type { ConversationLayout, MessageGroup } from "../messages/grouping";
 import { layoutCheckedConversationInSlices } from "../messages/layout";
+import { latestNativeCompaction } from "../messages/native-compaction";
 import { createOmissionNote, DEFAULT_OMISSION_NOTE, omissionNoteMetadata } from "../messages/omission-note";
 import { assertCompactOptions, raceAbort, signalOf, throwIfAborted } from "./abort";
 import type { CompactOptions, Compactor, InPlaceRewrites } from "./compactor";
-import { assertProtect, protectedMessagesInSlices } from "./protection";
+import { assertProtect, hasProtection, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport } from "./report";
 import { listAfterRewrites } from "./rewrites-then-window";
@@ -74,8 +75,10 @@ function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup
  * - one omission note stands where messages were removed, and earlier notes
  *   are folded into it.
  *
- * The target is a goal, not a guarantee: protected messages and the newest
- * `minKeepSteps` steps stay whatever their size, and the note is not counted.
+ * The target is a goal, not a guarantee: protected messages (and everything
+ * up to a provider's native compaction marker: `messages/native-compaction.ts`)
+ * and the newest `minKeepSteps` steps stay whatever their size, and the note
+ * is not counted.
  *
  * @example
  * ```ts
@@ -86,7 +89,9 @@ function keptIndicesOf(layout: ConversationLayout, groups: readonly MessageGroup
 export class SlidingWindowCompactor implements Compactor {
   /** Messages never removed (see {@link SlidingWindowCompactorOptions.protect}). */
   readonly protect: ProtectPredicate | undefined;
+  /** The newest steps always kept (see {@link SlidingWindowCompactorOptions.minKeepSteps}; default `1`). */
   readonly minKeepSteps: number;
+  /** The note's text, `{num_removed}` still unfilled; `null` when history is removed silently (see {@link SlidingWindowCompactorOptions.omissionNote}). */
   readonly omissionNote: string | null;
   /** Where this compactor remembers token counts (`null`: nowhere). */
   readonly cache: TokenCountCache | null;
@@ -145,7 +150,8 @@ export class SlidingWindowCompactor implements Compactor {
    * `Compactor.compactAfterRewrites` and `rewrites-then-window.ts`), asking
    * them only about the messages the window reads; `undefined` when that
    * cannot tell the result (then a pipeline runs the stages one after the
-   * other) and with `protect` (protection is decided over the whole list).
+   * other) and with `protect` or a native compaction marker (protection is
+   * decided over the whole list).
    */
   async compactAfterRewrites(
     rewrites: InPlaceRewrites,
@@ -155,7 +161,7 @@ export class SlidingWindowCompactor implements Compactor {
     options: CompactOptions | undefined,
     withReport: boolean,
   ): Promise<CompactionReport | undefined> {
-    if (this.protect !== undefined) return undefined;
+    if (hasProtection(messages, this.protect)) return undefined;
     assertTokenBudget("targetTokens", targetTokens);
     const decided = await listAfterRewrites(rewrites, messages, targetTokens, this.minKeepSteps, signalOf(options));
     if (decided === undefined) return undefined;
@@ -233,7 +239,7 @@ export class SlidingWindowCompactor implements Compactor {
     const removed = fullReport ? removedMessages(messages, keptAt) : [];
 
     const note = this.omissionNote === null ? null : createOmissionNote(this.omissionNote, removedSoFar, kept.length);
-    const result = note === null ? kept : insertNote(kept, note, layout, keptAt, selection.stepsTrimmed);
+    const result = note === null ? kept : insertNote(kept, note, layout, keptAt, selection.stepsTrimmed, nativeBoundaryEnd(messages, layout));
     const tokensBefore = tokensOf(allIndices());
     const tokensKept = tokensOf(keptAt);
     const tokensAfter = fullReport && note !== null ? tokensKept + (await raceAbort(countTotal([note], counter, this.cache, signal), signal)) : tokensKept;
@@ -316,9 +322,25 @@ function removedMessages(messages: readonly BaseMessage[], keptAt: readonly numb
 }
 
 /**
+ * The last index of the unit holding the latest native compaction marker
+ * (the marker's turn or step, which keeps its exchanges whole), or -1 when
+ * there is no marker. Everything up to it is protected, so it is all kept.
+ */
+function nativeBoundaryEnd(messages: readonly BaseMessage[], layout: ConversationLayout): number {
+  const boundary = latestNativeCompaction(messages);
+  if (boundary < 0) return -1;
+  for (const group of [...layout.turns, ...layout.steps]) {
+    if (group.members.includes(boundary)) return Math.max(boundary, group.members[group.members.length - 1]!);
+  }
+  return boundary;
+}
+
+/**
  * Puts the note where the removed messages stood: right after the
  * instructions when only history went, right after the task message when the
- * task's own steps were trimmed.
+ * task's own steps were trimmed; never before the unit of a native
+ * compaction marker (`boundaryEnd`, -1 for none), which the provider reads
+ * from: what stands before it is left as it was, and the provider reads the note.
  */
 function insertNote(
   kept: BaseMessage[],
@@ -326,11 +348,17 @@ function insertNote(
   layout: ConversationLayout,
   keptAt: readonly number[],
   stepsTrimmed: boolean,
+  boundaryEnd: number,
 ): BaseMessage[] {
   let position = layout.systemEnd;
   if (stepsTrimmed && layout.task >= 0) {
     // Kept messages before the task are the system block plus anything a kept step drew in.
     position = keptAt.indexOf(layout.task) + 1;
+  }
+  if (boundaryEnd >= 0) {
+    let afterBoundary = 0;
+    while (afterBoundary < keptAt.length && keptAt[afterBoundary]! <= boundaryEnd) afterBoundary += 1;
+    position = Math.max(position, afterBoundary);
   }
   return [...kept.slice(0, position), note, ...kept.slice(position)];
 }

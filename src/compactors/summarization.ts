@@ -70,6 +70,7 @@ Rules:
 
 /** Anything that answers a list of messages with a message: every LangChain chat model. */
 export interface SummaryModel {
+  /** Answers `input` with a message whose text is the summary; `options` carries the compaction's signal and the run's name and tags, for tracing. */
   invoke(input: BaseMessage[], options?: { signal?: AbortSignal; runName?: string; tags?: string[] }): Promise<BaseMessage>;
 }
 
@@ -122,7 +123,12 @@ export interface SummarizationCompactorOptions {
    * again. Shared by every conversation this instance compacts. Default
    * `{ failures: 3, coolDownMs: 60_000 }`; `null` never stops calling.
    */
-  circuitBreaker?: { failures: number; coolDownMs: number } | null;
+  circuitBreaker?: {
+    /** Failed summaries in a row that open the breaker (default `3`). */
+    failures: number;
+    /** How long the open breaker stops calling the model, in milliseconds (default `60_000`). */
+    coolDownMs: number;
+  } | null;
   /**
    * The most one summary call is sent, in tokens (instruction, the summary
    * so far and the messages to summarize). A longer stretch is summarized in
@@ -155,6 +161,7 @@ export interface SummarizationCompactorOptions {
 
 /** Why a summary was not used (thrown only with `raiseOnFailure: true`; a model's own error is rethrown as it is). */
 export class SummarizationError extends Error {
+  /** Always `"SummarizationError"`, so the error can be told apart without `instanceof` (e.g. across copies of the package). */
   override readonly name = "SummarizationError";
   constructor(
     message: string,
@@ -215,12 +222,19 @@ interface Working {
  * ```
  */
 export class SummarizationCompactor implements Compactor {
+  /** The model that writes summaries (see {@link SummarizationCompactorOptions.model}). */
   readonly model: SummaryModel;
+  /** The newest steps of the current task never summarized (default `1`). */
   readonly minKeepSteps: number;
+  /** The size a summary may take, in tokens (default `1024`). */
   readonly maxSummaryTokens: number;
+  /** What the model is told to keep, before the size limit is appended (default {@link DEFAULT_SUMMARY_INSTRUCTION}). */
   readonly instruction: string;
+  /** Whether a failed summary rejects rather than leaving the work to the next stage (default `false`). */
   readonly raiseOnFailure: boolean;
+  /** Messages never summarized (see {@link SummarizationCompactorOptions.protect}); `undefined` when none are. */
   readonly protect: ProtectPredicate | undefined;
+  /** Where this compactor remembers token counts (`null`: nowhere). */
   readonly cache: TokenCountCache | null;
   /** Retries of a summary call after a transient error. */
   readonly retries: number;

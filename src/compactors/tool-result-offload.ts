@@ -110,12 +110,19 @@ function newestStepResults(messages: readonly BaseMessage[], steps: number): Set
  * ```
  */
 export class ToolResultOffloadCompactor implements Compactor {
+  /** Where originals go (see {@link ToolResultOffloadCompactorOptions.store}). */
   readonly store: OffloadStore;
+  /** The store namespace of offloaded results (default {@link DEFAULT_OFFLOAD_NAMESPACE}). */
   readonly namespace: readonly string[];
+  /** The newest tool-calling steps whose results stay in context (default `1`). */
   readonly minKeepSteps: number;
+  /** Only results larger than this many tokens are offloaded (default `200`). */
   readonly minTokens: number;
+  /** Leading characters of the original shown in the reference (default `200`). */
   readonly previewChars: number;
+  /** Messages never offloaded (see {@link ToolResultOffloadCompactorOptions.protect}); `undefined` when none are. */
   readonly protect: ProtectPredicate | undefined;
+  /** Where this compactor remembers token counts (`null`: nowhere). */
   readonly cache: TokenCountCache | null;
 
   constructor(options: ToolResultOffloadCompactorOptions) {

@@ -12,9 +12,10 @@ import { exchangesOf, toolCallsIn } from "../messages/exchanges";
 import { isTool } from "../messages/roles";
 import { nextSlice, sliceUsedUp } from "../time-slices";
 import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
+import { assistantCandidates, assistantClearer } from "./assistant-clearing";
 import type { CompactOptions, Compactor, InPlaceRewrites } from "./compactor";
 import { countOne } from "./count-one";
-import { assertProtect, protectedMessagesInSlices } from "./protection";
+import { assertProtect, hasProtection, protectedMessagesInSlices } from "./protection";
 import type { ProtectPredicate } from "./protection";
 import type { CompactionReport, RewrittenMessage } from "./report";
 import { assertConversationInSlices } from "../messages/conversation-check";
@@ -46,11 +47,34 @@ export interface ToolResultPruningCompactorOptions {
   protect?: ProtectPredicate;
   /** Where token counts are remembered. Default: the shared cache; `null` counts afresh. */
   cache?: TokenCountCache | null;
+  /**
+   * Also clear the reasoning of older assistant messages (Anthropic
+   * `thinking` and `redacted_thinking` blocks, OpenAI reasoning items), as
+   * Anthropic's `clear_thinking` does, oldest first with the results. The
+   * tool-use turn in progress keeps its reasoning: the newest assistant
+   * message that calls tools and everything after it (providers require its
+   * signed thinking). Default `false`.
+   */
+  clearThinking?: boolean;
+  /**
+   * Also clear large tool-call inputs of older assistant messages (a file
+   * written, a long query), as Anthropic's `clear_tool_inputs` does: each
+   * input of more than `minTokens` tokens (`true`: this stage's `minTokens`)
+   * becomes a short JSON object saying it was removed, in every shape the
+   * call stands in, so the call keeps its id, name and result. The turn in
+   * progress keeps its inputs. Default `false`.
+   */
+  clearToolInputs?:
+    | boolean
+    | {
+        /** Inputs of at most this many tokens are kept. Default: the stage's `minTokens`. */
+        minTokens?: number;
+      };
 }
 
-/** A result pruned: its stand-in and the tokens that frees. */
+/** A result pruned (or an assistant message cleared): its stand-in and the tokens that frees. */
 export interface PruneDecision {
-  replacement: ToolMessage;
+  replacement: BaseMessage;
   saved: number;
 }
 
@@ -100,8 +124,10 @@ function callNames(messages: readonly BaseMessage[]): Map<string, string> {
  * of results (the model has not seen them yet), error results
  * (`status: "error"`: short and informative), results of `minTokens` or
  * fewer, results a compaction already rewrote (pruned or offloaded), results
- * `skip` names, and protected ones. A placeholder that would not be smaller
- * than the result is not used.
+ * `skip` names, and protected ones (with everything up to a provider's native
+ * compaction marker: `messages/native-compaction.ts`). A placeholder that
+ * would not be smaller than the result is not used. With `clearThinking` or
+ * `clearToolInputs`, older assistant messages are cleared in the same pass.
  *
  * Each message is counted once (through the cache) and each replacement once:
  * linear in the length of the conversation.
@@ -113,12 +139,29 @@ function callNames(messages: readonly BaseMessage[]): Map<string, string> {
  * ```
  */
 export class ToolResultPruningCompactor implements Compactor {
+  /** The newest tool results never pruned (see {@link ToolResultPruningCompactorOptions.minKeepResults}; default `3`). */
   readonly minKeepResults: number;
+  /** Only results larger than this many tokens are pruned (default `200`). */
   readonly minTokens: number;
+  /** The text left in place of a pruned result, `{tool_name}` still unfilled (default {@link DEFAULT_PRUNING_PLACEHOLDER}). */
   readonly placeholder: string;
+  /** Results never pruned (see {@link ToolResultPruningCompactorOptions.skip}); `undefined` when none are skipped. */
   readonly skip: ((message: ToolMessage) => boolean) | undefined;
+  /** Messages never rewritten (see {@link ToolResultPruningCompactorOptions.protect}); `undefined` when none are. */
   readonly protect: ProtectPredicate | undefined;
+  /** Where this compactor remembers token counts (`null`: nowhere). */
   readonly cache: TokenCountCache | null;
+  /**
+   * What is cleared from older assistant messages besides results: their
+   * reasoning (`clearThinking`), and call inputs of more than
+   * `inputMinTokens` tokens (`clearToolInputs`; `null`: none).
+   */
+  readonly clearing: Readonly<{
+    /** Whether reasoning is cleared (`clearThinking`). */
+    thinking: boolean;
+    /** Inputs of more than this many tokens are cleared (`clearToolInputs`); `null`: none. */
+    inputMinTokens: number | null;
+  }>;
 
   constructor(options: ToolResultPruningCompactorOptions = {}) {
     if (typeof options !== "object" || options === null || Array.isArray(options)) {
@@ -131,8 +174,19 @@ export class ToolResultPruningCompactor implements Compactor {
       skip,
       protect,
       cache = sharedTokenCountCache,
+      clearThinking = false,
+      clearToolInputs = false,
     } = options;
     assertWholeNumber("minKeepResults", minKeepResults, 1);
+    if (typeof clearThinking !== "boolean") throw new TypeError(`\`clearThinking\` must be a boolean, got ${describeValue(clearThinking)}`);
+    let inputMinTokens: number | null = null;
+    if (clearToolInputs === true) inputMinTokens = minTokens;
+    else if (typeof clearToolInputs === "object" && clearToolInputs !== null && !Array.isArray(clearToolInputs)) {
+      inputMinTokens = clearToolInputs.minTokens ?? minTokens;
+      assertTokenBudget("clearToolInputs.minTokens", inputMinTokens);
+    } else if (clearToolInputs !== false) {
+      throw new TypeError(`\`clearToolInputs\` must be a boolean or { minTokens }, got ${describeValue(clearToolInputs)}`);
+    }
     assertTokenBudget("minTokens", minTokens);
     if (typeof placeholder !== "string") throw new TypeError(`\`placeholder\` must be a string, got ${describeValue(placeholder)}`);
     if (skip !== undefined && typeof skip !== "function") {
@@ -146,6 +200,7 @@ export class ToolResultPruningCompactor implements Compactor {
     this.skip = skip;
     this.protect = protect;
     this.cache = cache;
+    this.clearing = Object.freeze({ thinking: clearThinking, inputMinTokens });
   }
 
   /** The conversation with older results pruned, or `null` when it fits or nothing is prunable. The input is not modified. */
@@ -206,10 +261,10 @@ export class ToolResultPruningCompactor implements Compactor {
    * next stage reads only some of the list (see `Compactor.rewritesInPlace`):
    * a candidate is decided as {@link compactWithReport} decides it when the
    * list does not fit after pruning, which prunes every eligible candidate.
-   * `undefined` with `protect` (protection is decided over the whole list).
+   * `undefined` with `protect` or a native compaction marker (protection is decided over the whole list).
    */
   rewritesInPlace(messages: BaseMessage[], tokenCounter?: TokenCounterLike, options?: CompactOptions): InPlaceRewrites | undefined {
-    if (this.protect !== undefined) return undefined;
+    if (hasProtection(messages, this.protect)) return undefined;
     const candidates = this.candidatesOf(messages);
     if (candidates.length === 0) return undefined;
     const signal = signalOf(options);
@@ -263,22 +318,27 @@ export class ToolResultPruningCompactor implements Compactor {
 
   /**
    * The results this stage may prune, oldest first: every tool result but
-   * the newest `minKeepResults` and the trailing batch. Read from roles alone
-   * (nothing is counted).
+   * the newest `minKeepResults` and the trailing batch; with `clearThinking`
+   * or `clearToolInputs`, the older assistant messages in among them
+   * (`assistant-clearing.ts`). Read from roles and shapes alone (nothing is
+   * counted).
    */
   private candidatesOf(messages: readonly BaseMessage[]): number[] {
     const resultIndices: number[] = [];
     for (let index = 0; index < messages.length; index += 1) if (isTool(messages[index]!)) resultIndices.push(index);
     const batch = trailingBatch(messages);
     // The newest `minKeepResults` results stay, and so does the whole trailing batch, wherever its results stand.
-    return resultIndices.slice(0, Math.max(0, resultIndices.length - this.minKeepResults)).filter((index) => !batch.has(index));
+    const results = resultIndices.slice(0, Math.max(0, resultIndices.length - this.minKeepResults)).filter((index) => !batch.has(index));
+    const assistants = assistantCandidates(messages, this.clearing);
+    return assistants.length === 0 ? results : [...results, ...assistants].sort((a, b) => a - b);
   }
 
   /**
    * Decides one candidate (by index into `messages`): its replacement and the
    * tokens that saves, or `null` when it stays (an error, small, already
    * rewritten, skipped, or a placeholder no smaller). Protection is the
-   * caller's. Synchronous when the counter is.
+   * caller's. Synchronous for a result when the counter is; an assistant
+   * message is decided by `assistant-clearing.ts`.
    */
   private pruner(
     messages: readonly BaseMessage[],
@@ -288,7 +348,9 @@ export class ToolResultPruningCompactor implements Compactor {
     let names: Map<string, string> | undefined;
     // One placeholder per tool name, rendered once.
     const placeholders = new Map<string, string>();
+    let clearAssistant: ((index: number) => Promise<PruneDecision | null>) | undefined;
     return (index) => {
+      if (!isTool(messages[index]!)) return (clearAssistant ??= assistantClearer(messages, this.clearing, counts, counter, this.cache))(index);
       const message = messages[index] as ToolMessage;
       if (!this.prunable(message)) return null;
       const originalTokens = counts.of(index);

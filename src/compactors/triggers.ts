@@ -22,15 +22,49 @@ import { describeValue } from "../errors";
 
 /** One condition, or a combination of them (see the module comment). */
 export type CompactionTrigger =
-  | { fraction: number }
-  | { tokens: number }
-  | { messages: number }
-  | { turns: number }
-  | { any: CompactionTrigger[] }
-  | { all: CompactionTrigger[] };
+  | {
+      /** Compact when the estimated context reaches this fraction of the context window, in (0, 1]. */
+      fraction: number;
+    }
+  | {
+      /** Compact when the estimated context reaches this many tokens (a whole number, at least 1). */
+      tokens: number;
+    }
+  | {
+      /** Compact when the conversation holds at least this many messages (a whole number, at least 1). */
+      messages: number;
+    }
+  | {
+      /** Compact when the conversation holds at least this many user turns, the current task included (a whole number, at least 1). */
+      turns: number;
+    }
+  | {
+      /** Compact when at least one of these conditions holds. */
+      any: CompactionTrigger[];
+    }
+  | {
+      /** Compact when every one of these conditions holds. */
+      all: CompactionTrigger[];
+    };
 
 /** What a compaction aims for (see the module comment). */
-export type CompactionTarget = { fraction: number } | { tokens: number } | { messages: number } | { turns: number };
+export type CompactionTarget =
+  | {
+      /** Compact down to this fraction of the context window (minus the overhead), in (0, 1]. */
+      fraction: number;
+    }
+  | {
+      /** Compact down to this many tokens (a whole number, at least 1). */
+      tokens: number;
+    }
+  | {
+      /** Keep the newest this many messages: the target is the tokens they take (a whole number, at least 1). */
+      messages: number;
+    }
+  | {
+      /** Keep the newest this many user turns: the target is the tokens they take (a whole number, at least 1). */
+      turns: number;
+    };
 
 /** What a trigger reads of the conversation; each is asked for only when a condition needs it. */
 export interface TriggerReadings {

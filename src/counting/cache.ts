@@ -68,7 +68,7 @@ const TOKEN_COUNT_CACHE_BRAND = Symbol.for("langchain-compaction.TokenCountCache
  * an agent loop therefore counts only the messages that are new.
  */
 export class TokenCountCache {
-  /** The brand {@link isTokenCountCache} looks for. */
+  /** The brand by which a cache of any copy of this package is recognised (not `instanceof`: see `isTokenCountCache`). */
   readonly [TOKEN_COUNT_CACHE_BRAND] = true;
   private byCounter = new WeakMap<object, WeakMap<BaseMessage, CachedCount>>();
 

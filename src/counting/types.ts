@@ -11,6 +11,7 @@ export type TokenCounter = (messages: BaseMessage[]) => number | Promise<number>
 
 /** Anything with `getNumTokens`, such as a chat model, as `trimMessages` accepts. */
 export interface TokenCountingModel {
+  /** The tokens of one message's content (a chat model's own count; some models fetch a tokenizer on first use). */
   getNumTokens(content: MessageContent): Promise<number> | number;
 }
 

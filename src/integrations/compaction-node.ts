@@ -27,7 +27,9 @@ const LLM_INPUT_KEY = "llmInputMessages";
  * LangGraph's own `ChannelRead` reads state a node was not given).
  */
 export interface CompactionNodeConfig {
+  /** The run's abort signal: an abort stops the compaction (and any summary call) and rejects. */
   signal?: AbortSignal;
+  /** The graph runtime's configurable values, where the node finds the channel reader. */
   configurable?: Record<string, unknown>;
 }
 
@@ -90,6 +92,7 @@ export interface CompactionNodeOptions extends CompactionHookOptions, RequestOve
 
 /** The state the node reads. */
 export interface CompactionNodeState {
+  /** The conversation, as a messages state holds it. */
   messages: BaseMessage[];
   /** Present (possibly `null`) when the graph's state has the key; `"view"` mode requires it. */
   [COMPACTION_VIEW_KEY]?: CompactionView | null;
@@ -176,12 +179,12 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
       request: requestOverhead,
       ...(asked === undefined ? {} : { force: true, instructions: asked.instructions }),
     };
-    const sent = async (list: BaseMessage[]) => control.sent(thread, list, await raceAbort(hook.overheadTokens(requestOverhead), signal));
+    const sent = async (list: BaseMessage[], compacted: boolean) => control.sent(thread, list, await raceAbort(hook.overheadTokens(requestOverhead), signal), compacted);
     if (mode === "view") {
       if (COMPACTION_VIEW_KEY in state) {
         const advance = await advanceCompactionView(hook, messages, state[COMPACTION_VIEW_KEY], requestOverhead, runOptions);
         if (events) await emitCompactionEvents(advance.run, "langgraph");
-        await sent(advance.messages);
+        await sent(advance.messages, advance.report !== null);
         return advance.report === null
           ? { llmInputMessages: toSend(advance.messages) }
           : { llmInputMessages: toSend(advance.messages), [COMPACTION_VIEW_KEY]: advance.view };
@@ -200,7 +203,7 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
       const view = shownHistory.length === 0 ? null : viewOfShown(messages, shownHistory, { grownSince: true });
       const advance = await advanceCompactionView(hook, messages, view, requestOverhead, runOptions);
       if (events) await emitCompactionEvents(advance.run, "langgraph");
-      await sent(advance.messages);
+      await sent(advance.messages, advance.report !== null);
       return { llmInputMessages: toSend(advance.messages) };
     }
     const report = await hook.run(messages, requestOverhead, runOptions);
@@ -210,7 +213,7 @@ export function createCompactionNode(options: CompactionNodeOptions): Compaction
     const plan = planned !== null && planned.update.length > 0 ? planned : null;
     // The state as the update leaves it: the compacted list, each added message as it is written (under the id it takes over).
     const compacted = plan === null ? messages : report!.messages!.flatMap((message) => (plan.writtenAs.has(message) ? (plan.writtenAs.get(message) === null ? [] : [plan.writtenAs.get(message)!]) : [message]));
-    await sent(compacted);
+    await sent(compacted, plan !== null);
     // A graph whose model reads `llmInputMessages` (createReactAgent) is sent the repaired list there, every time: a
     // value left from an earlier call would be sent again.
     const input = repairDanglingToolCalls && lastModelInput(config) !== undefined ? { llmInputMessages: toSend(compacted) } : {};

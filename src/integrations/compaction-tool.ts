@@ -19,6 +19,8 @@ interface ThreadRecord {
   /** What the model was last sent, and what the request carried besides it. */
   sent: BaseMessage[];
   overheadTokens: number;
+  /** Whether it was compacted just before it was sent (then the usage its AI messages report is that of a larger request). */
+  compacted: boolean;
   /** A compaction the tool asked for, to make at the next model call. */
   requested?: { instructions: string };
 }
@@ -46,18 +48,18 @@ export class CompactionControl {
     readonly events = true,
   ) {}
 
-  /** Records what the model of `thread` is sent now. */
-  sent(thread: string, messages: BaseMessage[], overheadTokens: number): void {
+  /** Records what the model of `thread` is sent now; `compacted`: a compaction made it just now. */
+  sent(thread: string, messages: BaseMessage[], overheadTokens: number, compacted = false): void {
     const requested = this.threads.get(thread)?.requested;
     this.threads.delete(thread);
-    this.threads.set(thread, { sent: messages, overheadTokens, ...(requested === undefined ? {} : { requested }) });
+    this.threads.set(thread, { sent: messages, overheadTokens, compacted, ...(requested === undefined ? {} : { requested }) });
     if (this.threads.size > MAX_THREADS) this.threads.delete(this.threads.keys().next().value!);
   }
 
   /** What the model of `thread` was last sent, if it was sent anything. */
-  lastSent(thread: string): { messages: BaseMessage[]; overheadTokens: number } | undefined {
+  lastSent(thread: string): { messages: BaseMessage[]; overheadTokens: number; compacted: boolean } | undefined {
     const record = this.threads.get(thread);
-    return record === undefined ? undefined : { messages: record.sent, overheadTokens: record.overheadTokens };
+    return record === undefined ? undefined : { messages: record.sent, overheadTokens: record.overheadTokens, compacted: record.compacted };
   }
 
   /** Asks for a compaction at `thread`'s next model call. */
@@ -145,7 +147,8 @@ export function createCompactionTool(integration: unknown, options: CompactionTo
       const thread = threadOf(config?.configurable);
       const last = control.lastSent(thread);
       if (last === undefined) return "Compaction refused: this conversation has not been sent to the model yet.";
-      const estimate = Math.round(await hook.estimateTokens(last.messages, last.overheadTokens));
+      // Just compacted, the newest reported usage is that of the request before the compaction: counted locally instead.
+      const estimate = Math.round(last.compacted ? await hook.localTokens(last.messages, last.overheadTokens) : await hook.estimateTokens(last.messages, last.overheadTokens));
       const floor = Math.round(Math.max(minFraction * hook.triggerTokens, hook.targetTokens(0)));
       if (estimate <= floor) {
         return (

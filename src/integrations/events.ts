@@ -1,13 +1,17 @@
 import { dispatchCustomEvent } from "@langchain/core/callbacks/dispatch";
+import type { Serialized } from "@langchain/core/load/serializable";
+import { ensureConfig, getCallbackManagerForConfig } from "@langchain/core/runnables";
 import type { CompactionHookReport } from "../compactors/compaction-hook";
 import type { TokenBreakdown } from "../compactors/breakdown";
 import { reasonOf } from "../errors";
 
 /**
  * What the integrations tell LangChain's callbacks about compaction, as
- * custom events (`dispatchCustomEvent`): they show in `streamEvents` (as
- * `on_custom_event`, with the name and data below) and in LangSmith traces
- * (under the run of the model call or graph node that compacted).
+ * custom events (`dispatchCustomEvent`), which show in `streamEvents` as
+ * `on_custom_event` with the name and data below, and as a short child run
+ * of the same name whose outputs are that data, under the run of the model
+ * call or graph node that compacted. The child run is what a tracer sees:
+ * LangSmith's tracer does not record custom events, but it records runs.
  */
 
 /** A compaction was applied. */
@@ -23,33 +27,82 @@ export const COMPACTION_SUMMARY_FAILED_EVENT = "compaction_summary_failed";
 export interface CompactionEventData {
   /** The integration that compacted: `"middleware"`, `"langgraph"` or `"history"`. */
   integration: string;
-  /** The compactor's strategy (`"pipeline"` for a pipeline) and its stages', in order. */
+  /** The compactor's strategy (`"pipeline"` for a pipeline). */
   strategy: string;
+  /** The strategies of its stages, in order (one, the strategy itself, for a single compactor). */
   stages: string[];
-  /** Tokens of the messages before and after (the compactor's count), and how many messages were removed, rewritten and added. */
+  /** Tokens of the messages before (the compactor's count). */
   tokensBefore: number;
+  /** Tokens of the messages after (the compactor's count). */
   tokensAfter: number;
+  /** How many messages were removed. */
   removed: number;
+  /** How many messages were replaced in place by a smaller stand-in. */
   rewritten: number;
+  /** How many messages were added (omission notes, summaries). */
   added: number;
   /** How long it took, in milliseconds. */
   durationMs: number;
   /** The request's tokens by category, before and after (see `TokenBreakdown`). */
-  breakdown: { before: TokenBreakdown; after: TokenBreakdown };
+  breakdown: {
+    /** The request as it came. */
+    before: TokenBreakdown;
+    /** The request as compacted. */
+    after: TokenBreakdown;
+  };
   /** Whether it was asked for (the compaction tool, an overflow retry) rather than set off by the trigger. */
   forced: boolean;
   /** For a declined compaction: why (`"min_gain"`, or `"unchanged"` when nothing could be removed) and what it would have freed. */
-  declined?: { reason: string; gainTokens?: number; minGainTokens?: number };
+  declined?: {
+    /** `"min_gain"` or `"unchanged"`. */
+    reason: string;
+    /** Tokens the compaction would have freed (with `"min_gain"`). */
+    gainTokens?: number;
+    /** The hook's `minGainTokens` (with `"min_gain"`). */
+    minGainTokens?: number;
+  };
   /** For an overflow retry: what the provider's error said, and what the request was estimated at when it was sent. */
-  overflow?: { requestTokens?: number; limitTokens?: number; estimatedTokens: number; error: string };
+  overflow?: {
+    /** The request's tokens by the provider's count, when its error said. */
+    requestTokens?: number;
+    /** The provider's limit, when its error said. */
+    limitTokens?: number;
+    /** What the request was estimated at locally when it was sent. */
+    estimatedTokens: number;
+    /** The provider's error message. */
+    error: string;
+  };
   /** For a failed summary: why, and the error's message. */
-  failure?: { strategy: string; reason: string; error: string };
+  failure?: {
+    /** The stage's strategy (`"summarization"`). */
+    strategy: string;
+    /** Why, in a word (see `StageFailure.reason`). */
+    reason: string;
+    /** The error's message. */
+    error: string;
+  };
 }
 
-/** Sends one event; a callback that fails is never the compaction's failure. */
+/** The serialized form of the child runs' "chain": not a Runnable, so not constructible from the trace. */
+const TRACED_AS: Serialized = { lc: 1, type: "not_implemented", id: ["langchain_compaction", "events"] };
+
+/**
+ * Records `data` as a child run named `name` of the current run: started and
+ * ended at once, its inputs the event's name, its outputs the data. Nothing
+ * outside a run (no parent to hang it under).
+ */
+async function traceRun(name: string, data: CompactionEventData): Promise<void> {
+  const manager = await getCallbackManagerForConfig(ensureConfig());
+  if (manager === undefined || manager.getParentRunId() === undefined) return;
+  const run = await manager.handleChainStart(TRACED_AS, { event: name }, undefined, undefined, undefined, undefined, name);
+  await run.handleChainEnd({ ...data });
+}
+
+/** Sends one event, and its traced run; a callback that fails is never the compaction's failure. */
 async function dispatch(name: string, data: CompactionEventData): Promise<void> {
   try {
     await dispatchCustomEvent(name, data);
+    await traceRun(name, data);
   } catch {
     // Events are for observers: a handler's error must not break the conversation.
   }

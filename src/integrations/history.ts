@@ -82,7 +82,9 @@ export interface CompactingChatMessageHistoryOptions {
   targetTokens?: number;
   /** With `compactAt` / `compactTo`: compact with the {@link CompactionHook}'s hysteresis. */
   contextWindow?: number;
+  /** With `contextWindow`: compact when the conversation reaches `contextWindow × compactAt` tokens. Default `0.7`. */
   compactAt?: number;
+  /** With `contextWindow`: compact down to `contextWindow × compactTo` tokens. Default `0.4`. */
   compactTo?: number;
   /**
    * With `contextWindow`: a compaction that would free fewer tokens is not
@@ -179,7 +181,9 @@ export const COMMIT_REFILL = 0.6;
 export class CompactingChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ["langchain_compaction", "chat_history"];
 
+  /** The wrapped store (see {@link CompactingChatMessageHistoryOptions.history}). */
   readonly history: WrappableChatMessageHistory;
+  /** Whether compaction only shapes what is read (`"view"`) or is written back to the store (`"commit"`); see {@link CompactingChatMessageHistoryOptions.mode}. */
   readonly mode: "view" | "commit";
   private readonly onEvict: EvictionCallback | undefined;
   /** The atomic rewrite, or `null` in single-writer mode (and in view mode, where nothing is written). */

@@ -7,6 +7,7 @@ import type { StoreRewrite } from "./store-rewrite";
 
 /** Where `InMemoryChatMessageHistory` keeps a session: its `messages` array. */
 export interface InMemoryHistoryLike {
+  /** The session's messages, oldest first; the rewrite replaces them in place. */
   messages: BaseMessage[];
 }
 

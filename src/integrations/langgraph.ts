@@ -35,6 +35,7 @@ const compactionView = Annotation<CompactionView | null>({
  */
 export const CompactionAnnotation = Annotation.Root({
   ...MessagesAnnotation.spec,
+  /** Where `"view"` mode remembers its cut (`null` until the first compaction); the node reads and replaces it. */
   [COMPACTION_VIEW_KEY]: compactionView,
 });
 
@@ -48,6 +49,7 @@ export const CompactionAnnotation = Annotation.Root({
  */
 export const CompactionGraphAnnotation = Annotation.Root({
   ...CompactionAnnotation.spec,
+  /** What the model node sends in `"view"` mode: the node's compacted list, replaced on every model call. */
   llmInputMessages: Annotation<BaseMessage[]>({
     reducer: (_current, next) => next,
     default: () => [],

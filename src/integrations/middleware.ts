@@ -81,7 +81,9 @@ export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
  * `beforeModel`, where the request is not visible.
  */
 const stateSchema = z.object({
+  /** View mode's remembered cut (private to the middleware). */
   _compactionView: z.custom<CompactionView | null>().optional(),
+  /** The tokens the last request spent on the system prompt and tool schemas (private to the middleware; commit mode reads it in `beforeModel`). */
   _compactionOverhead: z.number().optional(),
 });
 
@@ -168,6 +170,8 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
   };
   // The request the model was last sent, for commit mode's `beforeModel`, where it is not visible.
   let lastRequest: RequestOverhead | null = null;
+  // Commit mode: threads whose `beforeModel` just compacted, for the compaction tool's record of the request that follows.
+  const committed = new Set<string>();
   const toSend = (messages: BaseMessage[]) => (repairDanglingToolCalls ? repairDanglingCalls(messages).messages : messages);
 
   /**
@@ -187,8 +191,9 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
     } catch (error) {
       const overflow = recoverOverflow ? contextOverflowOf(error) : null;
       if (overflow === null) throw error;
-      const estimatedTokens = await hook.estimateTokens(sent, await hook.overheadTokens(overhead));
-      hook.learnFromOverflow({ ...countsOf(overflow), estimatedTokens });
+      const overheadTokens = await hook.overheadTokens(overhead);
+      const estimatedTokens = await hook.estimateTokens(sent, overheadTokens);
+      hook.learnFromOverflow({ ...countsOf(overflow), estimatedTokens, localTokens: await hook.localTokens(sent, overheadTokens) });
       const retry = await hook.run(sent, overhead, { ...(signal === undefined ? {} : { signal }), request: overhead, force: true });
       if (retry === null || retry.messages === null) throw error;
       await emit(retry, { overflow: { ...countsOf(overflow), estimatedTokens, error: error instanceof Error ? error.message : String(error) } });
@@ -214,11 +219,11 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
             };
             const advance = await advanceCompactionView(hook, request.messages, request.state._compactionView, overhead, runOptions);
             await emit(advance.run);
-            control.sent(thread, advance.messages, await raceAbort(hook.overheadTokens(overhead), signal));
+            control.sent(thread, advance.messages, await raceAbort(hook.overheadTokens(overhead), signal), advance.report !== null);
             // `advance.messages` is always a fresh array: the state's own array is never handed on.
             const { response, compacted } = await callWithRecovery(request, handler as never, advance.messages, overhead, signal);
             const view = compacted?.messages != null ? viewOfShown(request.messages, compacted.messages) : advance.view;
-            if (compacted?.messages != null) control.sent(thread, compacted.messages, await hook.overheadTokens(overhead));
+            if (compacted?.messages != null) control.sent(thread, compacted.messages, await hook.overheadTokens(overhead), true);
             // A structured-output result is not an AIMessage and must reach the agent as it is; the cut is then
             // simply recomputed at the next call.
             if ((advance.report === null && compacted === null) || !AIMessage.isInstance(response)) return response as AIMessage;
@@ -240,6 +245,7 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
             });
             await emit(report);
             if (report === null || report.messages === null) return undefined;
+            committed.add(thread);
             return { messages: await commitMessages(state.messages, report) };
           },
           wrapModelCall: async (request, handler) => {
@@ -247,8 +253,10 @@ export function compactionMiddleware(options: CompactionMiddlewareOptions) {
             const overhead = overheadOf(request);
             lastRequest = overhead;
             const overheadTokens = await raceAbort(hook.overheadTokens(overhead), signal);
-            control.sent(threadOf(request.runtime?.configurable), request.messages, overheadTokens);
+            const thread = threadOf(request.runtime?.configurable);
+            control.sent(thread, request.messages, overheadTokens, committed.delete(thread));
             const { response, compacted } = await callWithRecovery(request, handler as never, [...request.messages], overhead, signal);
+            if (compacted?.messages != null) control.sent(thread, compacted.messages, overheadTokens, true);
             if (!AIMessage.isInstance(response)) return response as AIMessage;
             const update: Record<string, unknown> = {};
             if (compacted?.messages != null) update.messages = await commitMessages(request.messages, compacted);

@@ -2,9 +2,10 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseChatModelParams, BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { describeValue } from "../errors";
 import { repairDanglingCalls } from "../messages/dangling-calls";
-import { controlOf } from "./compaction-tool";
+import { controlOf, threadOf } from "./compaction-tool";
 import type { CompactionControl } from "./compaction-tool";
 import { contextOverflowOf } from "./context-overflow";
 import { emitCompactionEvents } from "./events";
@@ -31,15 +32,30 @@ interface InvokableModel {
  * Responses come back whole (the wrapper does not stream tokens).
  */
 export class OverflowRecoveringChatModel extends BaseChatModel {
-  constructor(
+  // Private: the only way in is withOverflowRecovery, which checks its arguments; the public types then name neither
+  // the node's control nor what the wrapper needs of a model.
+  private constructor(
     private readonly inner: InvokableModel,
     private readonly control: CompactionControl,
   ) {
     super({} as BaseChatModelParams);
   }
 
+  /**
+   * A wrapper around `inner` that recovers with `control` (what
+   * {@link withOverflowRecovery} makes, once it has checked its arguments).
+   *
+   * @internal
+   */
+  static around(inner: InvokableModel, control: CompactionControl): OverflowRecoveringChatModel {
+    return new OverflowRecoveringChatModel(inner, control);
+  }
+
+  /** The model type LangChain records for a run: `overflow-recovering(<the inner model's type>)`. */
   _llmType(): string {
-    return `overflow-recovering(${typeof this.inner._llmType === "function" ? this.inner._llmType() : "model"})`;
+    // BaseChatModel's field initializers ask for the type before this class's constructor has set `inner`.
+    const inner = this.inner as InvokableModel | undefined;
+    return `overflow-recovering(${typeof inner?._llmType === "function" ? inner._llmType() : "model"})`;
   }
 
   /** The same recovery around the inner model with `tools` bound. */
@@ -48,6 +64,7 @@ export class OverflowRecoveringChatModel extends BaseChatModel {
     return new OverflowRecoveringChatModel(this.inner.bindTools(tools, kwargs) as InvokableModel, this.control);
   }
 
+  /** One model call, retried once, compacted harder, when the provider refuses it as too long (LangChain calls it; use `invoke`). */
   async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
     const call = async (list: BaseMessage[]) => {
       // The inner model's run is traced on its own, in the graph node's run (this wrapper's run is the model call).
@@ -61,19 +78,25 @@ export class OverflowRecoveringChatModel extends BaseChatModel {
       const overflow = contextOverflowOf(error);
       if (overflow === null) throw error;
       const { hook, overhead } = this.control;
-      const estimatedTokens = await hook.estimateTokens(messages, await hook.overheadTokens(overhead));
+      const overheadTokens = await hook.overheadTokens(overhead);
+      const estimatedTokens = await hook.estimateTokens(messages, overheadTokens);
+      const localTokens = await hook.localTokens(messages, overheadTokens);
       const counts = {
         ...(overflow.requestTokens === undefined ? {} : { requestTokens: overflow.requestTokens }),
         ...(overflow.limitTokens === undefined ? {} : { limitTokens: overflow.limitTokens }),
       };
-      hook.learnFromOverflow({ ...counts, estimatedTokens });
+      hook.learnFromOverflow({ ...counts, estimatedTokens, localTokens });
       const signal = options.signal;
       const retry = await hook.run(messages, overhead, { ...(signal === undefined ? {} : { signal }), request: overhead, force: true });
       if (retry === null || retry.messages === null) throw error;
       if (this.control.events) {
         await emitCompactionEvents(retry, "langgraph", { overflow: { ...counts, estimatedTokens, error: error instanceof Error ? error.message : String(error) } });
       }
-      return call(repairDanglingCalls(retry.messages).messages);
+      const result = await call(repairDanglingCalls(retry.messages).messages);
+      // The state still holds what was refused, and the reply's usage is that of the smaller retry, so the
+      // estimate would not set the node off: its next run on this thread compacts the state by force instead.
+      this.control.request(threadOf((AsyncLocalStorageProviderSingleton.getRunnableConfig() as { configurable?: unknown } | undefined)?.configurable), "");
+      return result;
     }
   }
 }
@@ -90,5 +113,5 @@ export function withOverflowRecovery(model: unknown, node: unknown): OverflowRec
   if (typeof (model as Partial<InvokableModel> | null)?.invoke !== "function") {
     throw new TypeError(`withOverflowRecovery needs a chat model (an object with invoke()), got ${describeValue(model)}`);
   }
-  return new OverflowRecoveringChatModel(model as InvokableModel, control);
+  return OverflowRecoveringChatModel.around(model as InvokableModel, control);
 }

@@ -7,13 +7,17 @@ import type { StoreRewrite } from "./store-rewrite";
 
 /** A result row set: the part of `pg`'s `QueryResult` this helper reads. */
 export interface PostgresQueryResult {
+  /** The rows the statement returned. */
   rows: unknown[];
+  /** The rows the statement affected (`null` when it does not say). */
   rowCount: number | null;
 }
 
 /** One checked-out connection: the part of `pg`'s `PoolClient` this helper uses. */
 export interface PostgresPoolClient {
+  /** Runs one statement with its parameters (`$1`, `$2`, ...). */
   query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  /** Gives the connection back to the pool; with `destroy` (true or the error that broke it) the pool closes it instead. */
   release(destroy?: boolean | Error): void;
   /**
    * `pg`'s client is an `EventEmitter` that emits `'error'` when its
@@ -21,6 +25,7 @@ export interface PostgresPoolClient {
    * holds the client. A client without these methods cannot emit.
    */
   on?(event: "error", listener: (error: Error) => void): unknown;
+  /** Detaches a listener attached with `on`. */
   removeListener?(event: "error", listener: (error: Error) => void): unknown;
 }
 
@@ -49,8 +54,14 @@ function watchConnection(client: PostgresPoolClient): { readonly lost: unknown; 
 
 /** Where `PostgresChatMessageHistory` from `@langchain/community` keeps a session: its `pg` pool, table and `sessionId`. */
 export interface PostgresHistoryLike {
-  pool: { connect(): Promise<PostgresPoolClient> };
+  /** The `pg` pool the history was given. */
+  pool: {
+    /** Checks out one connection, for the rewrite's transaction. */
+    connect(): Promise<PostgresPoolClient>;
+  };
+  /** The table the messages are stored in. */
   tableName: string;
+  /** The session's id, in the table's `session_id` column. */
   sessionId: string;
 }
 

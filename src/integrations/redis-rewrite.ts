@@ -8,18 +8,25 @@ import type { StoreRewrite } from "./store-rewrite";
 
 /** The part of a node-redis v4 client this helper uses. */
 export interface RedisRewriteClient {
+  /** node-redis: connected and ready for commands (else the helper connects first). */
   isReady: boolean;
   /** node-redis: the socket is open, connected or reconnecting (`connect()` then throws "Socket already opened"). */
   isOpen?: boolean;
+  /** Opens the connection (node-redis v4 `connect`). */
   connect(): Promise<unknown>;
+  /** The list's elements from `start` to `stop` (Redis `LRANGE`), to read the stored session. */
   lRange(key: string, start: number, stop: number): Promise<string[]>;
+  /** Runs a Lua script on the server (Redis `EVAL`): the rewrite's check and replace, in one atomic step. */
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
 /** Where `RedisChatMessageHistory` from `@langchain/redis` keeps a session: the client it was given, its `sessionId` and `sessionTTL`. */
 export interface RedisListHistoryLike {
+  /** The node-redis client the history was given. */
   client: RedisRewriteClient;
+  /** The session's key: the list the messages are stored in. */
   sessionId: string;
+  /** The session's time to live, in seconds, renewed by the rewrite as the store renews it on a write (none when absent). */
   sessionTTL?: number;
 }
 

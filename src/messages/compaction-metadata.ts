@@ -23,12 +23,14 @@ export type CompactionStrategy = (typeof COMPACTION_STRATEGIES)[number];
 
 /** What every compaction message carries under `response_metadata.compaction`: its strategy, and that strategy's own fields. */
 export interface CompactionMetadata {
+  /** The strategy that wrote the message. */
   strategy: CompactionStrategy;
   [field: string]: unknown;
 }
 
 /** A summary's metadata (`strategy: "summarization"`). */
 export interface SummaryMetadata extends CompactionMetadata {
+  /** Always `"summarization"`. */
   strategy: "summarization";
   /** How many messages of the conversation the summary stands for (earlier summaries count as one each). */
   summarized_messages: number;
@@ -38,6 +40,7 @@ export interface SummaryMetadata extends CompactionMetadata {
 
 /** A pruned tool result's metadata. */
 export interface PrunedResultMetadata extends CompactionMetadata {
+  /** Always `"tool_result_pruning"`. */
   strategy: "tool_result_pruning";
   /** Tokens of the original result, by the counter of the compaction that pruned it. */
   original_tokens: number;
@@ -45,7 +48,9 @@ export interface PrunedResultMetadata extends CompactionMetadata {
 
 /** An offloaded tool result's metadata. */
 export interface OffloadedResultMetadata extends CompactionMetadata {
+  /** Always `"tool_result_offloading"`. */
   strategy: "tool_result_offloading";
+  /** Tokens of the original result, by the counter of the compaction that offloaded it. */
   original_tokens: number;
   /** The key the original is stored under (in the compactor's namespace). */
   key: string;

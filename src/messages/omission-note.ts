@@ -8,6 +8,7 @@ export const DEFAULT_OMISSION_NOTE =
 
 /** Metadata carried by every omission note, under `response_metadata.compaction`. */
 export interface OmissionNoteMetadata {
+  /** Always `"sliding_window"`: only the sliding window writes omission notes. */
   strategy: "sliding_window";
   /** Messages removed from the conversation so far, including those folded in from earlier notes. */
   removed_messages: number;

@@ -19,13 +19,21 @@ export interface ScriptedCall {
 
 /** A tool call in a scripted reply; its `id` is made up when left out. */
 export interface ScriptedToolCall {
+  /** The tool to call, by name. */
   name: string;
+  /** The call's arguments. */
   args: Record<string, unknown>;
+  /** The call's id; default `${idPrefix}-${call}-${k}`. */
   id?: string;
 }
 
 /** What the model answers to one request: text, or message fields (content, tool calls, ...). */
-export type ScriptedReply = string | (Omit<AIMessageFields, "tool_calls"> & { tool_calls?: ScriptedToolCall[] });
+export type ScriptedReply =
+  | string
+  | (Omit<AIMessageFields, "tool_calls"> & {
+      /** The tool calls the reply makes (each `id` made up when left out). */
+      tool_calls?: ScriptedToolCall[];
+    });
 
 /** Decides the reply to one request; `call` counts requests from 0, across the model and its bound copies. */
 export type ScriptedReplyFunction = (messages: BaseMessage[], call: number) => ScriptedReply;
@@ -79,6 +87,14 @@ export class ScriptedChatModel extends BaseChatModel {
   private readonly tools: string[];
   private readonly schemaText: string;
 
+  /** A model that answers from `options.reply`, with a record of requests of its own. */
+  constructor(options: ScriptedChatModelOptions);
+  /**
+   * A bound copy, recording into `shared` (made by {@link ScriptedChatModel.bindTools}).
+   *
+   * @internal
+   */
+  constructor(options: ScriptedChatModelOptions, shared: Shared);
   constructor(options: ScriptedChatModelOptions, shared?: Shared) {
     super({} as BaseChatModelParams);
     if (typeof options !== "object" || options === null || typeof options.reply !== "function") {
@@ -93,6 +109,7 @@ export class ScriptedChatModel extends BaseChatModel {
     this.schemaText = shared?.schemaText ?? "";
   }
 
+  /** The model type LangChain records for a run: `"scripted"`. */
   _llmType(): string {
     return "scripted";
   }
@@ -114,6 +131,7 @@ export class ScriptedChatModel extends BaseChatModel {
     return counter(call.messages) + (call.schemaText === "" ? 0 : counter([new SystemMessage(call.schemaText)]));
   }
 
+  /** Records the request and answers it from the script (LangChain calls it; use `invoke`). */
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const call = this.calls.length;
     const record: ScriptedCall = { messages: [...messages], tools: [...this.tools], schemaText: this.schemaText };

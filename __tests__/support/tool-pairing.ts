@@ -1,12 +1,6 @@
-/**
- * The scripted chat model the examples use, plus checks the agent tests share:
- * tool-call pairing of what a model was sent.
- */
+/** The check the agent tests share: tool-call pairing of what a model was sent. */
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-
-export { ScriptedAgentModel } from "../../examples/support/scripted-agent-model";
-export type { ScriptedCall, ScriptedReply } from "../../examples/support/scripted-agent-model";
 
 /**
  * Problems with tool-call pairing in a request, as a provider would reject
