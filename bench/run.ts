@@ -12,14 +12,11 @@
  * `tiktokenCounter` on 1 MB texts against js-tiktoken; `npm run bench --
  * --slices` prints only those.
  *
- * Then the agent-run benchmark (`bench/runs/`): every strategy, ours and the
- * peers, on the same scripted agent runs, which writes its own section of
- * BENCHMARKS.md and its chart. `npm run bench -- --runs` runs only that.
- *
- * `npm run bench -- --agents` runs only the agent benchmark (`bench/agents/`:
- * workloads written apart from the library, bills all in); `--quick` makes
- * it short, `--write` writes its section of BENCHMARKS.md. No other mode
- * runs it.
+ * Then the agent-run benchmark (`bench/agents/`): every strategy, ours and
+ * the peers, through `createAgent` on workloads written apart from the
+ * library, bills all in, which writes its own section of BENCHMARKS.md and
+ * its chart. `npm run bench -- --runs` (or `--agents`, the same) runs only
+ * that; `--quick` makes it short.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -29,7 +26,6 @@ import { currentAgentsSection, runAgentBench } from "./agents/main";
 import { runBeforeAfter } from "./before-after";
 import { runDevicesBench } from "./devices";
 import { compareQuality } from "./quality";
-import { currentRunsSection, runRunsBench } from "./runs/main";
 import type { QualityReport, QualityTally } from "./quality";
 import type { SliceRow, TextRow } from "./slices";
 import type { CounterName, FloorResult, OursResult, StagesResult, TrimResult, WorkerOutput, WorkerTask } from "./worker";
@@ -267,14 +263,13 @@ function targetsSection(rows: Row[]): string {
 }
 
 async function main(): Promise<void> {
-  // `--agents`: only the agent benchmark (bench/agents/), which writes its own section of BENCHMARKS.md with `--write`.
-  if (process.argv.includes("--agents")) {
-    await runAgentBench({ quick: process.argv.includes("--quick"), write: process.argv.includes("--write") });
-    return;
-  }
-  // `--runs`: only the agent-run benchmark (bench/runs/), which writes its own section of BENCHMARKS.md.
-  if (process.argv.includes("--runs")) {
-    await runRunsBench();
+  // `--runs` (or `--agents`): only the agent-run benchmark (bench/agents/), which writes its own section of BENCHMARKS.md with `--write`.
+  if (process.argv.includes("--runs") || process.argv.includes("--agents")) {
+    // Development runs: `--only=key,key` (strategies), `--seeds=1,2`.
+    const listArg = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3).split(",");
+    const only = listArg("only");
+    const seeds = listArg("seeds")?.map(Number);
+    await runAgentBench({ quick: process.argv.includes("--quick"), write: process.argv.includes("--write"), ...(only ? { only } : {}), ...(seeds ? { seeds } : {}) });
     return;
   }
   // `--before-after [ref]`: this checkout's speed against an earlier commit's, in one run (bench/before-after.ts).
@@ -332,14 +327,12 @@ async function main(): Promise<void> {
   process.stdout.write(`${output}\n`);
   if (process.argv.includes("--write")) {
     const path = join(__dirname, "..", "BENCHMARKS.md");
-    // The agent-run section is written by its own bench: kept as it is here.
-    const runs = currentRunsSection();
-    // So is the agent benchmark's section (`--agents`).
+    // The agent-run section is written by its own bench: kept as it is here, then rewritten by it below.
     const agents = currentAgentsSection();
-    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${runs === "" ? "" : `\n${runs}\n`}${agents === "" ? "" : `\n${agents}\n`}`);
+    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${agents === "" ? "" : `\n${agents}\n`}`);
     process.stderr.write(`wrote ${path}\n`);
   }
-  await runRunsBench();
+  await runAgentBench({ write: process.argv.includes("--write") });
 }
 
 const BENCHMARKS_HEADER = `# Benchmarks

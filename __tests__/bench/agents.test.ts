@@ -7,23 +7,29 @@
  * integration's own overflow error.
  */
 import { ContextOverflowError } from "@langchain/core/errors";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import type { AgentMiddleware } from "langchain";
 import { z } from "zod/v4";
-import { OFFLOAD_READER_TOOL_NAME, tiktokenCounter } from "../../src";
+import { InMemoryStore } from "@langchain/langgraph";
+import { createOffloadReaderTool, OFFLOAD_READER_TOOL_NAME, SlidingWindowCompactor, tiktokenCounter, ToolResultOffloadCompactor } from "../../src";
+import { compactionMiddleware } from "../../src/integrations/middleware";
 import { runAgentWorkload } from "../../bench/agents/harness";
+import type { AgentRunResult } from "../../bench/agents/harness";
+import { goals } from "../../bench/agents/report";
+import type { Goal, StrategyRuns } from "../../bench/agents/report";
 import { contextOverflowError } from "../../bench/agents/overflow";
 import { ANTHROPIC, billOf, cachedTokens, inputCost, OPENAI, OPENAI_OLDER, outputCost, PrefixCache } from "../../bench/agents/pricing";
 import type { BilledCall, RequestBlock } from "../../bench/agents/pricing";
-import { strategyOf } from "../../bench/agents/strategies";
+import { RECOMMENDED, strategyOf } from "../../bench/agents/strategies";
 import type { Strategy } from "../../bench/agents/strategies";
 import { ScriptedSummarizer } from "../../bench/agents/summarizer";
 import { CallLog } from "../../bench/agents/call-log";
 import type { Workload } from "../../bench/agents/workload";
 import { codingWorkload } from "../../bench/agents/workloads/coding";
-import { MessageTokens } from "../../bench/runs/metrics";
+import { MessageTokens } from "../../bench/agents/message-tokens";
+import { providerProblem } from "../../bench/agents/validity";
 
 jest.setTimeout(120_000);
 
@@ -93,6 +99,20 @@ function editing(key: string, edit: (messages: BaseMessage[]) => BaseMessage[]):
   return { key, label: key, kind: "baseline", color: "#000", setup: () => ({ middleware: [middleware as unknown as AgentMiddleware] }) };
 }
 
+/** Offloading then the window, with the reader tool bound: results leave the request early and are read back. */
+const offloadThenWindow: Strategy = {
+  key: "offload-window",
+  label: "offload-window",
+  kind: "ours",
+  color: "#000",
+  setup: (context) => {
+    const store = new InMemoryStore();
+    const namespace = ["test", "offload"];
+    const middleware = compactionMiddleware({ contextWindow: context.contextWindow, tokenCounter: context.counter, compactor: [new ToolResultOffloadCompactor({ store, namespace }), new SlidingWindowCompactor()] });
+    return { middleware: [middleware as unknown as AgentMiddleware], extraTools: [createOffloadReaderTool({ store, namespace })] };
+  },
+};
+
 const reads = (run: Awaited<ReturnType<typeof runAgentWorkload>>) =>
   run.log.calls.flatMap((call) => (call.output && AIMessage.isInstance(call.output) ? (call.output.tool_calls ?? []) : [])).filter((c) => c.name === "read_file").map((c) => String(c.args.path));
 
@@ -158,7 +178,7 @@ describe("the scripted agent decides from what it receives", () => {
   test("an offloaded result is read back through the reader tool with its key", async () => {
     // A window small enough that the offloading stage moves results out within a request.
     const small: Workload = { ...workload, contextWindow: 30_000 };
-    const run = await runAgentWorkload(strategyOf("ours-offload-window"), small, { keepRequests: true });
+    const run = await runAgentWorkload(offloadThenWindow, small, { keepRequests: true });
     expect(run.result.refetches.reader).toBeGreaterThan(0);
     for (const [index, call] of run.log.calls.entries()) {
       const readers = call.output && AIMessage.isInstance(call.output) ? (call.output.tool_calls ?? []).filter((c) => c.name === OFFLOAD_READER_TOOL_NAME) : [];
@@ -251,6 +271,26 @@ describe("summary calls", () => {
   });
 });
 
+describe("a summary call that resends the conversation (agentCompactor's default)", () => {
+  test("it is sent with the agent's tools and shares the agent's last request as its cached prefix; a transcript shares none", async () => {
+    const workload: Workload = { ...codingWorkload(1, { quick: true }), contextWindow: 30_000 };
+    const shared = async (key: string) => {
+      const run = await runAgentWorkload(strategyOf(key), workload, { keepRequests: true });
+      const summaries = run.log.calls.map((call, index) => ({ call, index })).filter((x) => x.call.kind === "summary");
+      expect(summaries.length).toBeGreaterThan(0);
+      const first = summaries[0]!;
+      const before = run.log.calls.slice(0, first.index).filter((c) => c.kind === "agent").at(-1)!;
+      return { first: first.call, before };
+    };
+    const conversation = await shared("lever-conversation");
+    expect(conversation.first.toolSchemaText).toBe(conversation.before.toolSchemaText);
+    // The whole request the agent last sent (tools, system prompt, every message) is read from the cache.
+    expect(conversation.first.sharedPrefixTokens).toBe(conversation.before.inputTokens);
+    const transcript = await shared("ours-sum-window");
+    expect(transcript.first.sharedPrefixTokens).toBe(0);
+  });
+});
+
 describe("the hidden-window provider", () => {
   test("throws what ChatAnthropic and ChatOpenAI throw for an over-long request: a ContextOverflowError", async () => {
     const anthropic = await contextOverflowError("anthropic", 1_000, 900);
@@ -277,5 +317,79 @@ describe("the hidden-window provider", () => {
     // The same requests as the normal run up to the refusal, so the refused one is its first over the limit.
     expect(run.result.failed!.agentCall).toBe(normal.log.calls.findIndex((c) => c.kind === "agent" && c.inputTokens > limit) + 1);
     expect(run.result.bills.anthropic.allIn).toBeLessThan(normal.result.bills.anthropic.allIn);
+  });
+
+  test("below every trigger, the recommended row recovers (refused, compacted, sent again) where context editing's run fails", async () => {
+    const workload = codingWorkload(1, { quick: true });
+    const ours = await runAgentWorkload(strategyOf(RECOMMENDED), workload, { hiddenWindowFraction: 0.5 });
+    expect(ours.result.refused).toBeGreaterThan(0);
+    expect(ours.result.failed).toBeNull();
+    expect(ours.result.overWindow).toBe(0);
+    expect(ours.result.invalid).toBe(0);
+    const peer = await runAgentWorkload(strategyOf("lc-context-editing"), workload, { hiddenWindowFraction: 0.5 });
+    expect(peer.result.failed).not.toBeNull();
+    expect(peer.result.failed!.overflow).toBe(true);
+  });
+});
+
+describe("provider validity check", () => {
+  const call = () => new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "read_file", args: {}, type: "tool_call" }] });
+  const result = () => new ToolMessage({ tool_call_id: "c1", content: "r" });
+  const cases: [string, BaseMessage[]][] = [
+    ["a result without its call", [new SystemMessage("s"), new HumanMessage("q"), result()]],
+    ["a call not answered", [new SystemMessage("s"), new HumanMessage("q"), call(), new HumanMessage("again")]],
+    ["no user message", [new SystemMessage("s")]],
+    ["an assistant first", [new SystemMessage("s"), new AIMessage("hi")]],
+  ];
+  test.each(cases)("rejects %s", (_name, messages) => {
+    expect(providerProblem(messages)).not.toBeNull();
+  });
+  test("accepts a well-formed request", () => {
+    expect(providerProblem([new SystemMessage("s"), new HumanMessage("q"), call(), result(), new AIMessage("done")])).toBeNull();
+  });
+});
+
+describe("goals are judged on the results", () => {
+  const bill = (allIn: number) => ({ agentInput: allIn * 0.6, summaryInput: allIn * 0.2, output: allIn * 0.2, allIn });
+  const result = (strategy: string, fields: { overWindow?: number; answered?: number; bill?: number }): AgentRunResult => ({
+    strategy,
+    workload: "coding",
+    seed: 1,
+    hiddenWindowFraction: null,
+    failed: null,
+    invocations: 1,
+    agentCalls: 10,
+    summaryCalls: 0,
+    refused: 0,
+    overWindow: fields.overWindow ?? 0,
+    invalid: 0,
+    firstProblem: null,
+    peakTokens: 0,
+    cappedTurns: 0,
+    gaveUpTurns: 0,
+    refetches: { tool: 0, reader: 0, ask: 0 },
+    questions: { asked: 3, answerable: 3, answered: fields.answered ?? 3 },
+    questionDetail: [],
+    tokens: { agentInput: 0, summaryInput: 0, agentOutput: 0, summaryOutput: 0 },
+    bills: { anthropic: bill(fields.bill ?? 100), openai: bill(fields.bill ?? 100), "openai-older": bill(fields.bill ?? 100) },
+    cumulativeAnthropic: [],
+    wallMs: 0,
+  });
+  const rows = (mine: Parameters<typeof result>[1], peers: Record<string, Parameters<typeof result>[1]>): StrategyRuns[] => [
+    { strategy: strategyOf(RECOMMENDED), runs: [result(RECOMMENDED, mine)] },
+    ...Object.entries(peers).map(([key, fields]) => ({ strategy: strategyOf(key), runs: [result(key, fields)] })),
+  ];
+  const met = (list: Goal[]) => list.map((goal) => goal.met);
+
+  test("the bill is compared with the cheapest VALID peer only; a cheaper peer over the window does not count", () => {
+    const list = goals(rows({ bill: 100 }, { "lc-summarization": { bill: 120 }, "lc-context-editing": { bill: 50, overWindow: 4 } }), "test");
+    expect(met(list)).toEqual([true, true, true, true, true]);
+    expect(list[2]!.measured).toContain("LangChain summarizationMiddleware");
+  });
+
+  test("a miss is reported with what it is made of; fewer questions than a peer, or a request over the window, misses", () => {
+    const list = goals(rows({ bill: 130_000, answered: 2, overWindow: 1 }, { "lc-summarization": { bill: 120_000, answered: 3 } }), "test");
+    expect(met(list)).toEqual([false, false, false, false, false]);
+    expect(list[2]!.measured).toMatch(/\(8\.3%\); the difference is agent input \+6k/);
   });
 });

@@ -5,8 +5,8 @@
  * provider would accept it), so a long run need not keep its requests.
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import type { MessageTokens } from "../runs/metrics";
-import { providerProblem } from "../runs/validity";
+import type { MessageTokens } from "./message-tokens";
+import { providerProblem } from "./validity";
 import { PrefixCache, requestBlocks } from "./pricing";
 import type { BilledCall } from "./pricing";
 

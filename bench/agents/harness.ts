@@ -12,7 +12,7 @@ import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { tiktokenCounter } from "../../src";
-import { MessageTokens } from "../runs/metrics";
+import { MessageTokens } from "./message-tokens";
 import { DecidingAgentModel } from "./agent-model";
 import type { QuestionResult, RefetchCounts } from "./agent-model";
 import { CallLog } from "./call-log";
@@ -58,6 +58,8 @@ export interface AgentRunResult {
   invocations: number;
   agentCalls: number;
   summaryCalls: number;
+  /** Agent requests the hidden-window provider refused (not billed). */
+  refused: number;
   /** Agent requests above the configured window (the provider answered anyway unless the run is the hidden-window one). */
   overWindow: number;
   /** Agent requests a provider would reject as malformed, and the first reason. */
@@ -204,6 +206,7 @@ function measure(
     invocations: log.invocation + (failed === null ? 0 : 1),
     agentCalls: log.calls.filter((call) => call.kind === "agent").length,
     summaryCalls: summary.length,
+    refused: log.calls.filter((call) => call.rejected).length,
     overWindow: agent.filter((call) => call.inputTokens > workload.contextWindow).length,
     invalid: problems.length,
     firstProblem: problems[0]?.problem ?? null,

@@ -13,7 +13,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import type { AgentRunResult } from "./harness";
 import { ANTHROPIC, OPENAI, OPENAI_OLDER } from "./pricing";
-import { differenceTable, goals, goalsSection, hiddenTable, isValid, resultsTable, totals } from "./report";
+import { differenceTable, goals, goalsSection, hiddenTable, isValid, leverTable, resultsTable, totals } from "./report";
 import type { StrategyRuns } from "./report";
 import { RECOMMENDED, STRATEGIES, strategyOf } from "./strategies";
 import type { AgentWorkerTask } from "./worker";
@@ -80,17 +80,18 @@ function runWorker(task: AgentWorkerTask): Promise<AgentRunResult[]> {
 async function chart(results: readonly AgentRunResult[], seed: number): Promise<string> {
   // Vega is an ES module only: loaded at run time, so the CommonJS bench and tests never require it.
   const { renderAgentChart } = (await import("./chart.mjs")) as typeof import("./chart.mjs");
+  const charted = STRATEGIES.filter((strategy) => strategy.kind !== "lever");
   const bills = results
-    .filter((run) => run.seed === seed)
+    .filter((run) => run.seed === seed && strategyOf(run.strategy).kind !== "lever")
     .flatMap((run) => {
       const strategy = strategyOf(run.strategy);
       return run.cumulativeAnthropic.map((bill, index) => ({ workload: TITLES[run.workload as WorkloadKey], strategy: strategy.label, kind: strategy.kind, call: index + 1, bill }));
     });
-  const outcomes = STRATEGIES.map((strategy) => {
+  const outcomes = charted.map((strategy) => {
     const t = totals(results.filter((run) => run.strategy === strategy.key));
     return { strategy: strategy.label, kind: strategy.kind, bill: t.bills.anthropic.allIn, answered: t.answered };
   });
-  return renderAgentChart(bills, outcomes, { seed, workloads: WORKLOAD_KEYS.map((key) => TITLES[key]), strategies: STRATEGIES.map((s) => ({ label: s.label, color: s.color })) });
+  return renderAgentChart(bills, outcomes, { seed, workloads: WORKLOAD_KEYS.map((key) => TITLES[key]), strategies: charted.map((s) => ({ label: s.label, color: s.color })) });
 }
 
 const byStrategy = (runs: readonly AgentRunResult[]): StrategyRuns[] => STRATEGIES.map((strategy) => ({ strategy, runs: runs.filter((run) => run.strategy === strategy.key) }));
@@ -118,19 +119,27 @@ function observations(runs: readonly AgentRunResult[]): string {
 export interface AgentBenchOptions {
   quick?: boolean;
   write?: boolean;
+  /** Only these strategies (by key; development runs). Default all. */
+  only?: readonly string[];
+  /** These seeds instead of the default ones (development runs). */
+  seeds?: readonly number[];
 }
 
 /** Runs the agent benchmark; returns the Markdown section. */
 export async function runAgentBench(options: AgentBenchOptions = {}): Promise<string> {
   const started = Date.now();
   const quick = options.quick ?? false;
-  const seeds = quick ? QUICK_SEEDS : AGENT_SEEDS;
-  process.stderr.write(`agent runs: ${WORKLOAD_KEYS.length} workloads × ${seeds.length} seeds × ${STRATEGIES.length} strategies${quick ? " (quick)" : ""}, then the hidden-window runs\n`);
+  const seeds = [...(options.seeds ?? (quick ? QUICK_SEEDS : AGENT_SEEDS))];
+  const strategies = options.only === undefined ? STRATEGIES : options.only.map(strategyOf);
+  process.stderr.write(`agent runs: ${WORKLOAD_KEYS.length} workloads × ${seeds.length} seeds × ${strategies.length} strategies${quick ? " (quick)" : ""}, then the hidden-window runs\n`);
 
-  // One child per strategy and workload (its normal runs, then its hidden-window runs), PARALLEL at a time.
+  // One child per strategy and workload (its normal runs, then its hidden-window runs), PARALLEL at a time; the
+  // longest first, so that the two lanes end together.
   const tasks: { task: AgentWorkerTask; runs: AgentRunResult[] }[] = [];
-  for (const strategy of STRATEGIES) {
-    for (const workload of WORKLOAD_KEYS) tasks.push({ task: { strategy: strategy.key, workload, seeds, quick, hiddenWindowFractions: HIDDEN_WINDOW_FRACTIONS }, runs: [] });
+  for (const workload of WORKLOAD_KEYS) {
+    for (const strategy of strategies) {
+      tasks.push({ task: { strategy: strategy.key, workload, seeds, hiddenSeeds: seeds.slice(0, 1), quick, hiddenWindowFractions: strategy.hidden === true ? HIDDEN_WINDOW_FRACTIONS : [] }, runs: [] });
+    }
   }
   const queue = [...tasks];
   await Promise.all(
@@ -153,12 +162,12 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
   const section = [
     "## Agent runs written apart from the library: bill and quality per strategy",
     "",
-    `Produced by \`npm run bench -- --agents${quick ? " --quick" : ""}\`. Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.` +
+    `Produced by \`npm run bench -- --runs${quick ? " --quick" : ""}\`. Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.` +
       (quick ? " **Quick run: one seed, shortened workloads; not the numbers to quote.**" : ""),
     "",
-    `Three agents whose runs share nothing with the run benchmark above (\`bench/agents/\`), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
+    `Three agents written apart from the library's design (\`bench/agents/\`; the older self-written run benchmark, \`bench/runs/\`, was retired: its model replayed a script whatever it was sent, so lost context cost nothing), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
       "The scripted agent model decides each call from what it is sent: it fetches again what it needs and can no longer see, so lost context costs calls and the bill shows it (see the method below). " +
-      `Recommended configuration (★): ${recommended.label}. ✓: a peer that stayed valid (0 over the window, 0 invalid, no failed run). Bills are in thousands of token-equivalents (an uncached input token = 1), summed over the runs.`,
+      `Recommended configuration (★): ${recommended.label}. Levers: rows marked "lever", one change each. ✓: a peer that stayed valid (0 over the window, 0 invalid, no failed run). Bills are in thousands of token-equivalents (an uncached input token = 1), summed over the runs.`,
     "",
     `![Cumulative all-in bill per strategy and workload, and bill against questions answered](${AGENTS_CHART_FILE})`,
     "",
@@ -170,6 +179,10 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
     "",
     goalsSection(goalList),
     "",
+    "### Levers, one row each (the same settings on every workload)",
+    "",
+    leverTable(pooled),
+    "",
     "Where the recommended configuration's Anthropic-style bill goes, against the cheapest valid peer there:",
     "",
     differenceTable(perWorkload),
@@ -179,7 +192,7 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
     ...perWorkload.flatMap((w) => [`### ${w.title}`, "", resultsTable(w.results), ""]),
     "### Hidden window: the provider's real window is smaller than the configured one",
     "",
-    "The same runs against a scripted provider whose real window is a fraction of the one every strategy is configured with; a request over it is refused with the error `ChatAnthropic` throws for Anthropic's \"prompt is too long\" (a `ContextOverflowError`), and a run whose invocation throws has failed. Nothing here recovers from that error yet (issue 33).",
+    `The first seed's runs of the peers, the baseline and the recommended row against a scripted provider whose real window is a fraction of the one every strategy is configured with (to keep the whole run short, one seed). A request over it is refused with the error \`ChatAnthropic\` throws for Anthropic's "prompt is too long" (a \`ContextOverflowError\`, built offline through the real class), and a run whose invocation throws has failed. Ours recovers through the middleware's \`recoverOverflow\` (on by default): it compacts harder, calibrated by the token count the error reports, and sends the request once more. Refused requests are not billed.`,
     "",
     ...HIDDEN_WINDOW_FRACTIONS.flatMap((fraction) => [`Real window ${Math.round(fraction * 100)}% of the configured one:`, "", hiddenTable(byStrategy(hiddenRuns(fraction)), workloadTitles), ""]),
     methodNotes(seeds, quick),
@@ -240,11 +253,15 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`summarizationMiddleware\` (\`trigger\`/\`keep\` tokens at 70%/40% minus system prompt and tools, other options at their
   defaults, so it hands the summarizer only the last 4,000 tokens of what it replaces); \`contextEditingMiddleware\` with
   \`ClearToolUsesEdit\` (trigger at 70% minus tools, \`tokenCountMethod: "model"\`, which counts the system prompt, \`keep\`
-  at its default of 3 results); ours through \`compactionMiddleware\` with \`compactAt\`/\`compactTo\` at their defaults
-  (0.7/0.4), view mode.
+  at its default of 3 results); ours through \`compactionMiddleware\` (view mode, \`recoverOverflow\` on, its default), at
+  \`compactAt\` 0.7 and \`compactTo\` 0.4 unless the row says otherwise. The levers are rows, each with the same settings
+  on every workload: the summary call that resends the conversation (\`summaryPrompt: "conversation"\`, the default of
+  \`agentCompactor\`; the summary model binds the agent's tools, so the call reads the agent's cached prefix), deeper
+  compactions, pruning or offloading before summarizing. The recommended row is \`agentCompactor({ model, offload: { store } })\`
+  with \`compactTo: 0.3\` and the offload reader tool bound to the agent.
 - **Measured** (\`call-log.ts\`): every model call, agent and summary, as it is made. Over the window: agent requests
   (messages plus tool schemas) above the configured window; the scripted provider answered them anyway. Invalid: the run
-  benchmark's provider checks (\`bench/runs/validity.ts\`: ordering rules, then \`@langchain/openai\`'s and
+  benchmark's provider checks (\`bench/agents/validity.ts\`: ordering rules, then \`@langchain/openai\`'s and
   \`@langchain/anthropic\`'s converters). Answerable: the fact reached the agent (a user message or a tool result) in an
   earlier turn of that run; answered: the fact was in the request that answered.
 - **Bill** (\`pricing.ts\`): each request serialized in provider order (tool schemas, then messages) and compared a whole
@@ -259,5 +276,10 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`ChatAnthropic\` throws for a 400 "prompt is too long" (built offline through the real class with a stub \`fetch\`).
 - **Goals** (recommended configuration, pooled and per workload): 0 over the window, 0 invalid, no failed run; at least
   as many questions answered as every peer; all-in bill no more than the cheapest valid peer under each price model.
+- **Not measured here**: real model behaviour (the agent and summary models are scripted), cache lifetimes, latency.
+  Levers measured while choosing the recommended row and left out to keep the run short (one seed, same workloads):
+  \`minGainTokens\` at 15% of the window changed nothing (every compaction from 0.7 to 0.4 frees more), summaries
+  held to 512 tokens cost more (more summary calls), \`compactAt\` 0.85 (peers left at 0.7) was no cheaper than
+  offloading with \`compactTo\` 0.3.
 `;
 }

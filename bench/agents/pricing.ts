@@ -31,7 +31,7 @@
  * from it.
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import { messageFingerprint } from "../runs/metrics";
+import { messageFingerprint } from "./message-tokens";
 
 /** One price model, in multiples of the uncached input price. */
 export interface PriceModel {

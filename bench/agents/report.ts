@@ -149,10 +149,20 @@ export function goals(results: readonly StrategyRuns[], scope: string): Goal[] {
       measured:
         cheapest === undefined
           ? `no peer stayed valid here (ours ${k(mineBill)})`
-          : `ours ${k(mineBill)}, ${cheapest.entry.strategy.label} ${k(cheapest.t.bills[price.key].allIn)} (${((mineBill / cheapest.t.bills[price.key].allIn - 1) * 100).toFixed(1)}%)`,
+          : `ours ${k(mineBill)}, ${cheapest.entry.strategy.label} ${k(cheapest.t.bills[price.key].allIn)} (${((mineBill / cheapest.t.bills[price.key].allIn - 1) * 100).toFixed(1)}%)` +
+            (mineBill <= cheapest.t.bills[price.key].allIn ? "" : `; ${whereItGoes(m.bills[price.key], cheapest.t.bills[price.key], m, cheapest.t)}`),
     });
   }
   return out;
+}
+
+/** What bounds a bill miss: the difference part by part, and what drove it (summary calls, re-fetches). */
+function whereItGoes(mine: Bill, peer: Bill, m: Totals, p: Totals): string {
+  const signed = (x: number) => `${x >= 0 ? "+" : "−"}${k(Math.abs(x))}`;
+  return (
+    `the difference is agent input ${signed(mine.agentInput - peer.agentInput)}, summary input ${signed(mine.summaryInput - peer.summaryInput)}, output ${signed(mine.output - peer.output)} ` +
+    `(summary calls ${n(m.summaryCalls)} against ${n(p.summaryCalls)}, re-fetches ${n(m.refetchTool + m.refetchReader + m.refetchAsk)} against ${n(p.refetchTool + p.refetchReader + p.refetchAsk)}, questions ${m.answered} against ${p.answered})`
+  );
 }
 
 export function goalsSection(list: readonly Goal[]): string {
@@ -184,11 +194,37 @@ export function differenceTable(byWorkload: readonly { title: string; results: r
   return lines.join("\n");
 }
 
+/**
+ * Every row of ours (levers included), pooled: valid or not, questions, and the all-in bill under each price model
+ * against the cheapest valid peer's.
+ */
+export function leverTable(results: readonly StrategyRuns[]): string {
+  const ran = results.filter((entry) => entry.runs.length > 0).map((entry) => ({ entry, t: totals(entry.runs) }));
+  const valid = ran.filter((x) => x.entry.strategy.kind === "peer" && isValid(x.t));
+  const cheapest = (key: PriceModel["key"]) => [...valid].sort((a, b) => a.t.bills[key].allIn - b.t.bills[key].allIn)[0];
+  const lines = [
+    `| row | valid | questions answered / answerable | summary calls | ${PRICE_MODELS.map((p) => `all-in, ${p.label} (vs cheapest valid peer)`).join(" | ")} |`,
+    `|---|---|---|---:|${PRICE_MODELS.map(() => "---").join("|")}|`,
+  ];
+  for (const { entry, t } of ran) {
+    if (entry.strategy.kind !== "ours" && entry.strategy.kind !== "lever") continue;
+    const cells = PRICE_MODELS.map((price) => {
+      const peer = cheapest(price.key);
+      const mine = t.bills[price.key].allIn;
+      return peer === undefined ? k(mine) : `${k(mine)} (${signedPercent(mine / peer.t.bills[price.key].allIn - 1)})`;
+    });
+    lines.push(`| ${entry.strategy.label}${entry.strategy.key === RECOMMENDED ? " ★" : ""} | ${isValid(t) ? "yes" : "no"} | ${t.answered} / ${t.answerable} | ${n(t.summaryCalls)} | ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+const signedPercent = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(x * 100).toFixed(1)}%`;
+
 /** The hidden-window runs: failed runs per strategy and workload, with the first refused call. */
 export function hiddenTable(results: readonly StrategyRuns[], workloads: readonly { key: string; title: string }[]): string {
   const lines = [
-    `| strategy | ${workloads.map((w) => `${w.title}: failed runs (first refused agent call)`).join(" | ")} | all: failed runs |`,
-    `|---|${workloads.map(() => "---").join("|")}|---:|`,
+    `| strategy | ${workloads.map((w) => `${w.title}: failed runs (first refused agent call)`).join(" | ")} | all: failed runs | requests refused | questions answered / answerable | all-in, Anthropic-style |`,
+    `|---|${workloads.map(() => "---").join("|")}|---:|---:|---|---:|`,
   ];
   for (const { strategy, runs } of results) {
     if (runs.length === 0) continue;
@@ -199,7 +235,9 @@ export function hiddenTable(results: readonly StrategyRuns[], workloads: readonl
       return `${failed.length} of ${mine.length}${calls.length > 0 ? ` (${calls.join(", ")})` : ""}`;
     });
     const failed = runs.filter((run) => run.failed !== null).length;
-    lines.push(`| ${strategy.label}${strategy.key === RECOMMENDED ? " ★" : ""} | ${cells.join(" | ")} | ${failed} of ${runs.length} |`);
+    const t = totals(runs);
+    const refused = runs.reduce((sum, run) => sum + run.refused, 0);
+    lines.push(`| ${strategy.label}${strategy.key === RECOMMENDED ? " ★" : ""} | ${cells.join(" | ")} | ${failed} of ${runs.length} | ${refused} | ${t.answered} / ${t.answerable} | ${k(t.bills.anthropic.allIn)} |`);
   }
   return lines.join("\n");
 }

@@ -5,7 +5,8 @@
  * memo of its counts). Peers are configured as their own docs show them,
  * given our trigger (70% of the window) and target (40%) where they take one,
  * minus the system prompt and tool schemas where they count the messages
- * only. Ours keep `compactAt`/`compactTo` at their defaults (0.7 / 0.4).
+ * only. Ours keep `compactAt`/`compactTo` at their defaults (0.7 / 0.4)
+ * unless a row names another (the same on every workload).
  *
  * To add a configuration, add an entry to {@link STRATEGIES}; to change the
  * configuration the goals are judged on, change {@link RECOMMENDED}.
@@ -17,6 +18,7 @@ import { InMemoryStore, REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { ClearToolUsesEdit, contextEditingMiddleware, createMiddleware, summarizationMiddleware } from "langchain";
 import type { AgentMiddleware } from "langchain";
 import {
+  agentCompactor,
   createOffloadReaderTool,
   isSummaryMessage,
   SlidingWindowCompactor,
@@ -24,7 +26,7 @@ import {
   ToolResultOffloadCompactor,
   ToolResultPruningCompactor,
 } from "../../src";
-import type { Compactor, TokenCounter } from "../../src";
+import type { AgentCompactorOptions, CompactionHookOptions, Compactor, TokenCounter } from "../../src";
 import { compactionMiddleware } from "../../src/integrations/middleware";
 import type { ScriptedSummarizer } from "./summarizer";
 
@@ -56,19 +58,29 @@ export interface StrategySetup {
 export interface Strategy {
   key: string;
   label: string;
-  kind: "baseline" | "peer" | "ours";
+  kind: "baseline" | "peer" | "ours" | "lever";
+  /** Also run against the hidden-window provider (peers, the baseline and the recommended row; levers are skipped to keep the run short). */
+  hidden?: boolean;
   /** Its colour in the chart. */
   color: string;
   setup: (context: StrategyContext) => StrategySetup;
 }
 
 /** The configuration the goals are judged on. */
-export const RECOMMENDED = "ours-sum-window";
+export const RECOMMENDED = "ours-agent";
 
-/** Ours on `createAgent`, defaults for everything but the compactor. */
-function ours(context: StrategyContext, compactor: Compactor | readonly Compactor[], extraTools: StructuredToolInterface[] = []): StrategySetup {
-  const middleware = compactionMiddleware({ contextWindow: context.contextWindow, tokenCounter: context.counter, compactor });
+/** Hook options a row may set beside the compactor (the same on every workload). */
+type HookLevers = Pick<CompactionHookOptions, "compactAt" | "compactTo" | "minGainTokens">;
+
+/** Ours on `createAgent`, defaults for everything but the compactor (and the hook levers a row names). */
+function ours(context: StrategyContext, compactor: Compactor | readonly Compactor[], extraTools: StructuredToolInterface[] = [], levers: HookLevers = {}): StrategySetup {
+  const middleware = compactionMiddleware({ contextWindow: context.contextWindow, tokenCounter: context.counter, compactor, ...levers });
   return { middleware: [middleware as unknown as AgentMiddleware], extraTools };
+}
+
+/** `agentCompactor` with the bench's summarizer and `overrides`, under hook `levers`. */
+function agent(context: StrategyContext, overrides: Omit<AgentCompactorOptions, "model"> = {}, levers: HookLevers = {}, extraTools: StructuredToolInterface[] = []): StrategySetup {
+  return ours(context, agentCompactor({ model: context.summarizer, ...overrides }), extraTools, levers);
 }
 
 const OFFLOAD_NAMESPACE = ["bench", "agents", "tool_results"];
@@ -76,6 +88,7 @@ const OFFLOAD_NAMESPACE = ["bench", "agents", "tool_results"];
 export const STRATEGIES: Strategy[] = [
   {
     key: "none",
+    hidden: true,
     label: "no compaction",
     kind: "baseline",
     color: "#d62728",
@@ -83,6 +96,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "trim",
+    hidden: true,
     label: "trimMessages (beforeModel middleware)",
     kind: "peer",
     color: "#e6a700",
@@ -105,6 +119,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "lc-summarization",
+    hidden: true,
     label: "LangChain summarizationMiddleware",
     kind: "peer",
     color: "#ff7f0e",
@@ -122,6 +137,7 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "lc-context-editing",
+    hidden: true,
     label: "LangChain contextEditingMiddleware (ClearToolUsesEdit)",
     kind: "peer",
     color: "#1f77b4",
@@ -136,36 +152,57 @@ export const STRATEGIES: Strategy[] = [
     },
   },
   {
-    key: "ours-window",
-    label: "ours: sliding window",
-    kind: "ours",
-    color: "#2ca02c",
-    setup: (context) => ours(context, new SlidingWindowCompactor()),
-  },
-  {
-    key: "ours-prune-window",
-    label: "ours: pruning → sliding window",
-    kind: "ours",
-    color: "#9467bd",
-    setup: (context) => ours(context, [new ToolResultPruningCompactor(), new SlidingWindowCompactor()]),
-  },
-  {
-    key: "ours-offload-window",
-    label: "ours: offloading → sliding window",
-    kind: "ours",
-    color: "#8c564b",
-    setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return ours(context, [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE }), new SlidingWindowCompactor()], [reader]);
-    },
-  },
-  {
     key: "ours-sum-window",
     label: "ours: summarization → sliding window (summaries protected)",
     kind: "ours",
     color: "#bcbd22",
     setup: (context) => ours(context, [new SummarizationCompactor({ model: context.summarizer }), new SlidingWindowCompactor({ protect: isSummaryMessage })]),
+  },
+  // Levers, one at a time on top of summarization → window with the conversation-mode summary call; the recommended
+  // row is the combination of offloading first and compactTo 0.3.
+  {
+    key: "lever-conversation",
+    label: "lever: summary call resends the conversation (cached prefix)",
+    kind: "lever",
+    color: "#17becf",
+    setup: (context) => agent(context, { summaryPrompt: "conversation" }),
+  },
+  {
+    key: "lever-deeper",
+    label: "lever: + fewer, deeper compactions (compactTo 0.25, no offloading)",
+    kind: "lever",
+    color: "#7f7f7f",
+    setup: (context) => agent(context, {}, { compactTo: 0.25 }),
+  },
+  {
+    key: "lever-offload-first",
+    label: "lever: + offloading before summarization (compactTo 0.4)",
+    kind: "lever",
+    color: "#98df8a",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { before: [new ToolResultOffloadCompactor({ store, namespace: OFFLOAD_NAMESPACE })] }, {}, [reader]);
+    },
+  },
+  {
+    key: "lever-prune-first",
+    label: "lever: + pruning before summarization (compactTo 0.4)",
+    kind: "lever",
+    color: "#c5b0d5",
+    setup: (context) => agent(context, { before: [new ToolResultPruningCompactor()] }),
+  },
+  {
+    key: "ours-agent",
+    label: "ours: agentCompactor({ model, offload: { store } }), compactTo 0.3 (recommended)",
+    kind: "ours",
+    hidden: true,
+    color: "#e377c2",
+    setup: (context) => {
+      const store = new InMemoryStore();
+      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
+      return agent(context, { offload: { store, namespace: OFFLOAD_NAMESPACE } }, { compactTo: 0.3 }, [reader]);
+    },
   },
 ];
 

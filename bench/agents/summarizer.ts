@@ -12,7 +12,9 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
+import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import type { ChatResult } from "@langchain/core/outputs";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import type { CallLog } from "./call-log";
 import { FACT_PATTERN } from "./facts";
 import { requestText } from "./request-text";
@@ -39,6 +41,8 @@ function snippet(line: string, id: string): string {
 export class ScriptedSummarizer extends BaseChatModel {
   readonly maxTokens: number;
   readonly log: CallLog;
+  /** The tool schemas bound to this copy (a summary request that resends the conversation binds the agent's tools). */
+  private toolSchemaText = "";
 
   constructor(fields: ScriptedSummarizerFields) {
     super(fields as never);
@@ -48,6 +52,17 @@ export class ScriptedSummarizer extends BaseChatModel {
 
   _llmType(): string {
     return "scripted-summarizer";
+  }
+
+  /**
+   * A copy with `tools` bound, serialized as the agent's model serializes
+   * them, so a request that resends the agent's conversation with its tools
+   * shares the agent's cached prefix, as it would at a provider.
+   */
+  override bindTools(tools: BindToolsInput[]): this {
+    const copy = new ScriptedSummarizer({ log: this.log, maxTokens: this.maxTokens }) as this;
+    copy.toolSchemaText = tools.length === 0 ? "" : JSON.stringify(tools.map((t) => convertToOpenAITool(t)));
+    return copy;
   }
 
   /** The summary of `messages` (pure: what {@link _generate} answers). */
@@ -75,7 +90,7 @@ export class ScriptedSummarizer extends BaseChatModel {
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     const message = new AIMessage({ content: this.summarize(messages) });
-    this.log.record("summary", messages, "", message);
+    this.log.record("summary", messages, this.toolSchemaText, message);
     return { generations: [{ text: message.text, message }] };
   }
 }

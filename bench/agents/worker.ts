@@ -14,6 +14,8 @@ export interface AgentWorkerTask {
   strategy: string;
   workload: WorkloadKey;
   seeds: number[];
+  /** The seeds of the hidden-window runs. Default `seeds`. */
+  hiddenSeeds?: number[];
   quick: boolean;
   /** Then the hidden-window runs, one set per fraction: the provider refuses requests over that fraction of the window. */
   hiddenWindowFractions: number[];
@@ -24,7 +26,8 @@ async function main(): Promise<void> {
   const strategy = strategyOf(task.strategy);
   const results: AgentRunResult[] = [];
   const variants = [undefined, ...task.hiddenWindowFractions];
-  for (const [seed, hidden] of variants.flatMap((fraction) => task.seeds.map((seed) => [seed, fraction] as const))) {
+  const seedsOf = (fraction: number | undefined) => (fraction === undefined ? task.seeds : (task.hiddenSeeds ?? task.seeds));
+  for (const [seed, hidden] of variants.flatMap((fraction) => seedsOf(fraction).map((seed) => [seed, fraction] as const))) {
     const workload = workloadOf(task.workload, seed, { quick: task.quick });
     const { result } = await runAgentWorkload(strategy, workload, hidden === undefined ? {} : { hiddenWindowFraction: hidden });
     results.push(result);
