@@ -7,7 +7,7 @@
  * peak memory is its own. Progress goes to stderr, the tables to stdout;
  * `npm run bench -- --write` also writes them into BENCHMARKS.md.
  *
- * Then issue 31's measurements (`bench/slices.ts`): the longest stall of the
+ * Then the time-slice and long-text measurements (`bench/slices.ts`): the longest stall of the
  * event loop during long compactions, with time slices and in one go, and
  * `tiktokenCounter` on 1 MB texts against js-tiktoken; `npm run bench --
  * --slices` prints only those.
@@ -42,7 +42,7 @@ interface SizePlan {
   oursRuns: number;
   /** `trimMessages` runs at most this long; the rest of its work is extrapolated. */
   trimCapSeconds: number;
-  /** Runs of the compaction-family measurement (issue 10's targets) at this size; 0: not measured here. */
+  /** Runs of the compaction-family measurement  at this size; 0: not measured here. */
   stagesRuns: number;
 }
 
@@ -82,7 +82,7 @@ interface Row {
   stages: (WorkerOutput & { result: StagesResult }) | null;
 }
 
-/** Issue 10's speed rows: the pipeline for agents and the pruning stage, each cold, beside what they are held to. */
+/** The speed rows of the pipeline for agents and the pruning stage, each cold, beside what they are held to. */
 function stagesTable(rows: Row[]): string {
   const lines = [
     "| messages | counter | floor: one pass ms | sliding window cold ms | pruning → sliding window cold ms | pipeline / window | pruning alone cold ms | pruning / floor | results pruned | messages counted: window / pipeline | with reports: window / pipeline cold ms | pipeline / window, with reports |",
@@ -148,7 +148,7 @@ function qualityTable(report: QualityReport): string {
   ].join("\n");
 }
 
-/** Issue 31 §5: the longest stall of the event loop during long compactions, with time slices and in one go. */
+/** the longest stall of the event loop during long compactions, with time slices and in one go. */
 function slicesTable(rows: SliceRow[]): string {
   const lines = [
     "| work | runs | sliced: total ms | sliced: longest stall ms, median / worst | in one go: total ms | in one go: longest stall ms | total, sliced / in one go |",
@@ -162,7 +162,7 @@ function slicesTable(rows: SliceRow[]): string {
   return lines.join("\n");
 }
 
-/** Issue 31 §6: long texts by tiktokenCounter against js-tiktoken's own encode. */
+/** long texts by tiktokenCounter against js-tiktoken's own encode. */
 function textsTable(rows: TextRow[]): string {
   const lines = ["| text | tiktokenCounter ms | js-tiktoken encode ms | ours / encode | error vs exact |", "|---|---:|---:|---:|---:|"];
   for (const row of rows) {
@@ -171,10 +171,10 @@ function textsTable(rows: TextRow[]): string {
   return lines.join("\n");
 }
 
-/** Issue 31's targets, each with what this run measured. */
+/** The targets for long work, each with what this run measured. */
 function issue31Targets(slices: SliceRow[], texts: TextRow[]): string {
   const check = (met: boolean) => (met ? "met" : "**missed**");
-  const lines = ["Targets of issue 31 (from this run):", ""];
+  const lines = ["Targets for long work (from this run):", ""];
   for (const row of slices) {
     const total = row.slicedMs / row.oneGoMs;
     lines.push(
@@ -188,15 +188,15 @@ function issue31Targets(slices: SliceRow[], texts: TextRow[]): string {
   return lines.join("\n");
 }
 
-/** Issue 31's sections: the stalls of long compactions and the long texts, each measured in a process of its own. */
+/** the stalls of long compactions and the long texts, each measured in a process of its own. */
 async function issue31Sections(): Promise<string> {
   const base = { size: 0, counter: "approximate" as const, budget: BUDGET, runs: 0, seed: SEED };
-  process.stderr.write("long compactions in time slices (issue 31)\n");
+  process.stderr.write("long compactions in time slices\n");
   const slices = (await runWorker({ ...base, task: "slices" })).result as SliceRow[];
-  process.stderr.write("long texts (issue 31)\n");
+  process.stderr.write("long texts\n");
   const texts = (await runWorker({ ...base, task: "texts" })).result as TextRow[];
   return [
-    "Long compactions in time slices (issue 31): each run from nothing remembered (a new cache, a new store), with time slices (the default) and with slicing off (`setSliceMs(Infinity)`: everything in one go, as before slices), in turn in one process; the longest stall is the longest gap between two turns of a 1 ms timer:",
+    "Long compactions in time slices: each run from nothing remembered (a new cache, a new store), with time slices (the default) and with slicing off (`setSliceMs(Infinity)`: everything in one go, as before slices), in turn in one process; the longest stall is the longest gap between two turns of a 1 ms timer:",
     "",
     slicesTable(slices),
     "",
@@ -208,7 +208,7 @@ async function issue31Sections(): Promise<string> {
   ].join("\n");
 }
 
-/** The issue's targets, each with the ratio this run measured. */
+/** The speed targets, each with the ratio this run measured. */
 function targetsSection(rows: Row[]): string {
   const at = (size: number) => rows.find((row) => row.plan.size === size);
   const lines = ["Targets (ratios from this run):", ""];
@@ -231,7 +231,7 @@ function targetsSection(rows: Row[]): string {
         `Counting the new step alone takes ${ms(o.newStepCountMs)} ms, ${percent(o.newStepCountMs / o.coldMs)} of cold.`,
     );
   }
-  // Issue 11, incremental layout: a view-mode call (full history + 1 step) about as cheap as a compacted one.
+  // Incremental layout: a view-mode call (full history + 1 step) about as cheap as a compacted one.
   for (const size of [10_000, 100_000]) {
     const row = at(size);
     if (!row) continue;
@@ -312,7 +312,7 @@ async function main(): Promise<void> {
     "",
     detailTable(rows),
     "",
-    "The compaction family (issue 10), each cold (a fresh cache, nothing remembered), timed in turn with one plain counting pass in one process:",
+    "The compaction family , each cold (a fresh cache, nothing remembered), timed in turn with one plain counting pass in one process:",
     "",
     stagesTable(rows),
     "",
@@ -365,7 +365,7 @@ const BENCHMARKS_NOTES = `## How to read this
   minutes it is stopped after its time cap and the rest is extrapolated by the tokens the remaining calls count, at the
   rate measured so far. At 500 messages the full run is measured, and the same extrapolation from its first quarter is
   printed beside it as a check of the method.
-- **The compaction family** (issue 10): at 2,500 messages (tiktoken) and 100,000 (approximate), in one process and in
+- **The compaction family**: at 2,500 messages (tiktoken) and 100,000 (approximate), in one process and in
   turn, one counting pass, \`SlidingWindowCompactor.compact\`, \`new CompactionPipeline([new ToolResultPruningCompactor(),
   new SlidingWindowCompactor()]).compact\` and \`ToolResultPruningCompactor.compact\`, each cold (a fresh cache shared by
   its stages, nothing remembered); medians of 3 and 5 runs. "Messages counted" is what each hands the counter.
@@ -375,7 +375,7 @@ const BENCHMARKS_NOTES = `## How to read this
   conversation included), "input heap" the heap holding the conversation; the last column is the heap a cache holds once it
   has the count of every message (after \`compactWithReport\`, which counts them all), measured after a GC: O(number of
   messages), no message is copied.
-- **Time slices and long texts** (issue 31, \`bench/slices.ts\`): each long compaction runs from nothing remembered, in
+- **Time slices and long texts** (\`bench/slices.ts\`): each long compaction runs from nothing remembered, in
   turn with time slices (the default, \`SLICE_MS\` = 10 ms) and with slicing off (\`setSliceMs(Infinity)\`, the work in
   one go as before slices), in one process. A timer asks every millisecond when it last ran; the longest gap between two
   of its turns (or from the last one to the end of the work) is the longest stall of the event loop, which includes
@@ -385,72 +385,24 @@ const BENCHMARKS_NOTES = `## How to read this
 - **Quality** (\`bench/quality.ts\`): random histories from the same generator, kept only when over budget. "Valid for
   providers": every tool call has its result and every result its call; a broken result counts as invalid.
 
-## What bounds the missed targets
+## What bounds the ratios
 
 - **Cold is far below one counting pass** because counting is lazy: a 20,000-token budget is filled by the newest few
-  dozen messages, so cold counts 16 to 107 messages whatever the history's length (column "messages counted"). That
-  makes the issue's "warm under 2% of cold" a comparison with a much smaller cold than it assumed. In the run above the cold run at
-  10,000 messages took 33.6 ms (64.2 ms on the morning of 7 December, before the layout kept its optimized code across
-  collections, on a busier machine: one pass 1,034 against 821 ms now), so warm (a) at 0.96 ms, about what it was, became 2.85% of it: the target moved away as cold got faster.
-- **Warm (a)** (compacted result + 1 step) costs about as much as counting the new step once: its floor is "counting the
-  new step alone" (0.2 to 0.3 ms for a step of two tool results with tiktoken, 0.9 to 1.9 ms before it remembered text pieces), which alone is 0.5 to 6% of a lazy cold run.
-  What remains is tens of microseconds of layout over a list of a few dozen messages. The ratio is bounded by
-  (tokens of one new step) / (budget), not by the compactor.
-- **Warm (b)** (full history + 1 step) counts only the new step too (column "messages counted", 3), and the layout
-  (which messages form turns and steps) is remembered per conversation and extended with the new step (\`src/messages/layout.ts\`);
-  undoing the previous step re-lists only the task's steps, and the kept turns are a slice of the newest, so the rest of
-  a call is in proportion to the new messages. What is left in proportion to the history is one identity comparison per
-  message (is this still the list seen last, element by element?): two arrays of 100,000 references read per call.
-  That comparison is written with \`Object.is\`, not \`===\`: V8 compiles \`===\` between objects to read each object's
-  map (a NaN is not equal to itself), one cache miss per message in a heap of hundreds of MB, 1.1 to 1.3 ms at 100,000;
-  \`Object.is\` compares the references alone, about 0.2 ms (measured by timing the loop alone over this history). That
-  leaves (b) within a small factor of (a) at 10,000 and at 100,000. Cold runs forget the remembered layouts first
-  (\`forgetRememberedLists()\`).
-- **100,000 messages with approximateTokenCounter**: the approximate counter is itself only a few field reads per message
-  (and a JSON of each call's arguments), so one counting pass and one layout pass cost the same order. The rules need that
-  pass in full on a list never seen (a tool result in the task may answer a call anywhere in the history); later calls
-  on the same history do not read it again. 1.34× in the run above, within the 1.5× target; 1.43× to 2.03× in runs
-  from 4 to 7 December. Two changes of 7 December, both found by profiling the cold runs:
-  the layout's engine keeps one instance alive for good (\`LayoutEngine.keptShape\`, \`src/messages/layout.ts\`). A cold
-  run forgets every remembered layout and is timed after a full garbage collection; with no engine left alive, V8
-  collected the engine's hidden classes in that collection and threw away the code optimized for them (\`node
-  --trace-deopt\`: the engine's and its tables' methods deoptimized for "weak objects" at every full collection), so
-  each cold run laid the list out partly unoptimized: a fresh layout of this history took 130 to 165 ms right after a
-  collection against 53 ms without one. Any process that lays out a new list after the engines of earlier
-  conversations were released met the same. And call ids are registered in a table of their own
-  (\`src/messages/id-table.ts\`: find-or-add in one probe, the hash kept beside each id) instead of a \`Map\`: a fresh
-  layout 53 ms against 57 to 59 ms (alternated in one process), and no second pass over a list that asks for an id
-  twice. The worker also makes one untimed cold run and counting pass on the measured list before the timed ones
-  (the warm-up conversation is small, and the first run at this size took 1.3 to 1.5× the others); the first timed
-  run is still the slowest (139.5 ms in that run), which the median absorbs.
-- **Pruning → sliding window** (\`compact\`): the pipeline decides only the tool results the window can keep
-  (\`src/compactors/rewrites-then-window.ts\`): it walks the groups newest first at the size pruning leaves them, and once they
-  exceed the target pruning cannot reach it (so it would prune every eligible result, in any order) and the window reads
-  nothing older. It returns the same list as the two stages one after the other (tested on messy histories), counting a
-  few hundred messages where pruning alone counts all 2,500. It reads further back than the window alone (pruned results
-  are small, so more history fits) and builds and counts the replacements it keeps, hence more than the window's
-  cost: 1.8× to 2.7× of it at 2,500 messages in runs before 6 December. Since tiktoken remembers the token length of
-  each text piece across texts (6 December: a word, a JSON key or an indentation run is encoded once, then looked up),
-  the replacements the pipeline builds and counts are mostly pieces seen before, and the ratio fell to 1.59× (1.73×
-  in a run beside a mutation-testing job), within the 2× target; 1.40× and 2.01× in two runs of 7 December (31.5 vs
-  15.7 ms in the second: a few milliseconds of load on this shared machine move a ratio of two small times).
-  In the run above 2.91× (28.0 vs 9.64 ms), **missed**: the pipeline took about what it took before (31.5 ms), the
-  window alone got faster (9.64 against 15.7 ms; the layout's engine now keeps its optimized code across
-  collections, see the 100,000-message note, and the machine was quieter: one pass 169 against 208 ms). The pipeline's own per-call objects (\`MessageCounts\` in
-  \`src/counting/message-counts.ts\`, and the pruning stage's methods) show the same "weak objects" deoptimizations
-  at each collection under \`node --trace-deopt\`; giving them the same treatment is the next thing to measure.
-  \`compactWithReport\` (what the integrations call) takes the same shortcut; its pruning entry then lists only the
-  results the window reads (those it keeps, and those of the turn or step where it stops). It counts every message for \`tokensBefore\` (the window's report does too), so with
-  reports both cost about one tokenization pass and the pipeline is within a few percent of the window.
-- **Pruning alone** counts every message once (it must know whether the target is reached), writes each count to the
-  token-count cache (with tiktoken; the built-in estimate is never cached, recounting it is cheaper than a cache entry),
-  and builds a replacement \`ToolMessage\` for each result it prunes (30,737 at 100,000 messages). A CPU profile of one
-  cold call at 100,000 messages before 6 December (about 290 ms on a quiet machine, the pass alone 80 ms): the counting
-  pass 68 ms, the cache writes 60 ms, the 30,737 replacements 68 ms (half of it \`@langchain/core\`'s \`ToolMessage\`
-  constructor), checking the list 17 ms, finding the candidates 12 ms. Since then the estimate is asked directly for each
-  replacement's count (no per-message count object, no cache lookup), which took the replacement loop from about 215 to
-  135 ms: 2.06× one pass in the last run (3.07× before), within the 3× target. With tiktoken, where counting dominates,
-  pruning alone at 2,500 messages costs about one pass.
+  dozen messages, so a cold compaction counts 16 to 107 messages whatever the history's length (column "messages
+  counted"). A warm run's floor is counting the new step once; the rest is a layout over the kept list, so "warm under
+  2% of cold" is bounded by (tokens of one new step) / (budget), not by the compactor.
+- **Warm (b)** (full history + 1 step) counts only the new step too, and the layout is remembered per conversation
+  and extended; what is left in proportion to the history is one identity comparison per message (is this still the
+  list seen last?).
+- **100,000 messages with the estimate**: the estimate is a few field reads per message, so one counting pass and one
+  layout pass cost the same order; a list never seen needs the layout in full (a tool result may answer a call
+  anywhere).
+- **Pruning → sliding window** decides only the tool results the window can keep (\`src/compactors/rewrites-then-window.ts\`),
+  returning the same list as the two stages in turn; it reads further back than the window alone (pruned results are
+  small, so more history fits) and builds the replacements it keeps, hence more than the window's cost.
+- **Pruning alone** counts every message once (it must know whether the target is reached) and builds a replacement
+  \`ToolMessage\` for each result it prunes (about 30,000 at 100,000 messages), half of whose cost is \`@langchain/core\`'s
+  constructor.
 `;
 
 main().catch((error: unknown) => {
