@@ -72,6 +72,22 @@ describe("summaryPrompt: \"conversation\"", () => {
     expect(report.messages!.at(-1)).toBe(messages.at(-1));
   });
 
+  test("`asSent` (the list before an earlier stage rewrote tool results in place) is what the call resends, unless it does not line up", async () => {
+    const messages = chat();
+    const shortened = messages.map((message) => (message instanceof ToolMessage ? new ToolMessage({ tool_call_id: message.tool_call_id, name: "search", content: "stored" }) : message));
+    const stage = () => new SummarizationCompactor({ model: summarizer(), summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null });
+    const lined = stage();
+    await lined.compactWithReport(shortened, 300, lengthCounter, { asSent: messages });
+    const model = lined.model as ReturnType<typeof summarizer>;
+    expect(model.calls[0]!.messages.slice(0, messages.length)).toEqual(messages);
+    // A user message that differs: the list did not come from in-place rewrites, so the list itself is sent.
+    const other = [...messages];
+    other[1] = new HumanMessage("something else");
+    const unlined = stage();
+    await unlined.compactWithReport(shortened, 300, lengthCounter, { asSent: other });
+    expect((unlined.model as ReturnType<typeof summarizer>).calls[0]!.messages.slice(0, shortened.length)).toEqual(shortened);
+  });
+
   test("a stretch with a gap in it (a protected message) is sent as a transcript", async () => {
     const model = summarizer();
     const messages = chat();

@@ -552,7 +552,7 @@ export class SummarizationCompactor implements Compactor {
     const asked = options?.instructions?.trim() ? `\n\nThis compaction was asked to keep in particular: ${options.instructions.trim()}` : "";
     const sizeRule = `Keep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`;
     if (this.summaryPrompt === "conversation") {
-      const prompt = this.conversationPrompt(working, plan, options?.request, `${sizeRule}${asked}`);
+      const prompt = this.conversationPrompt(working, plan, options?.request, `${sizeRule}${asked}`, options?.asSent);
       if (prompt !== null && (this.maxSummaryInputTokens === undefined || (await totalTokens(prompt, counter)) <= this.maxSummaryInputTokens)) {
         return this.askModel(prompt, signal, options?.request?.tools);
       }
@@ -613,12 +613,14 @@ export class SummarizationCompactor implements Compactor {
    * message asking for a summary of the stretch, named by where it begins
    * and ends; `null` when the stretch is not one unbroken run.
    */
-  private conversationPrompt(working: Working, plan: SummaryPlan, request: RequestOverhead | undefined, rules: string): BaseMessage[] | null {
+  private conversationPrompt(working: Working, plan: SummaryPlan, request: RequestOverhead | undefined, rules: string, asSent: readonly BaseMessage[] | undefined): BaseMessage[] | null {
     const { indices } = plan;
     const first = indices[0]!;
     const last = indices[indices.length - 1]!;
     if (last - first + 1 !== indices.length) return null;
-    const { messages } = working;
+    // The list as the model saw it (before an earlier stage rewrote some messages one for one), when it lines up:
+    // that is what the provider's cache holds.
+    const messages = asSent !== undefined && linesUp(asSent, working.messages) ? asSent : working.messages;
     const ask = new HumanMessage(
       `${CONVERSATION_SUMMARY_REQUEST}\n\n` +
         `Summarize only the ${indices.length} messages from ${describeBoundary(messages[first]!)} up to, but not including, ` +
@@ -667,6 +669,15 @@ function describeBoundary(message: BaseMessage): string {
   if (text !== "") return `the ${role} that begins «${text.slice(0, 80)}»`;
   const calls = toolCallsIn(message).map((call) => call.name ?? "a tool");
   return calls.length > 0 ? `the ${role} that calls ${calls.join(", ")}` : `the empty ${role}`;
+}
+
+/** Whether `asSent` is `current` with at most some tool results rewritten in place (the same call answered at each index). */
+function linesUp(asSent: readonly BaseMessage[], current: readonly BaseMessage[]): boolean {
+  if (asSent.length !== current.length) return false;
+  return asSent.every((message, index) => {
+    const now = current[index]!;
+    return message === now || (isTool(message) && isTool(now) && message.tool_call_id === now.tool_call_id);
+  });
 }
 
 /** `model` with `tools` bound (as the agent's model is), or `model` itself when there are none or it cannot bind them. */
