@@ -89,6 +89,19 @@ describe("agentCompactor", () => {
     expect(model.calls).toHaveLength(0);
   });
 
+  test("with `offload`, the summary call that follows in the same compaction is sent the results as the model saw them, not their references", async () => {
+    const store = new InMemoryStore();
+    const model = summarizer();
+    const messages = chat(6, 4_000);
+    const report = await agentCompactor({ model, maxSummaryTokens: 50, cache: null, circuitBreaker: null, offload: { store } }).compactWithReport(messages, 1_000, lengthCounter);
+    expect(report.stages.map((stage) => stage.strategy)).toEqual(expect.arrayContaining(["tool_result_offloading", "summarization"]));
+    expect(model.calls).toHaveLength(1);
+    const sent = model.calls[0]!.messages;
+    // Same objects, in order: the prefix the provider cached when the model was last sent this list.
+    sent.slice(0, messages.length).forEach((message, index) => expect(message).toBe(messages[index]));
+    expect(String(sent.at(-1)!.content).startsWith(CONVERSATION_SUMMARY_REQUEST)).toBe(true);
+  });
+
   test("`protect` keeps a message from the summary and from the window", async () => {
     const messages = chat();
     const pinned = messages[1]!; // the first question

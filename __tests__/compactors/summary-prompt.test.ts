@@ -51,6 +51,43 @@ describe("summaryPrompt: \"conversation\"", () => {
     expect(report.messages!.filter((message) => isSummaryMessage(message))).toHaveLength(1);
   });
 
+  test("one compaction that would summarize the turns and then combine the history's summaries makes one call, sent the conversation as it came", async () => {
+    const model = summarizer();
+    const earlier = new HumanMessage({
+      content: `<conversation_summary>\nearlier ${"e".repeat(300)}\n</conversation_summary>`,
+      response_metadata: { compaction: { strategy: "summarization", summarized_messages: 4, source: "historical_turns" } },
+    });
+    const messages = chat();
+    messages.splice(1, 0, earlier);
+    const stage = new SummarizationCompactor({ model, summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null });
+    // Under this target every turn goes, and the new summary must be combined with the earlier one.
+    const report = await stage.compactWithReport(messages, 120, lengthCounter);
+    expect(model.calls).toHaveLength(1);
+    const sent = model.calls[0]!.messages;
+    expect(sent.slice(0, messages.length)).toEqual(messages);
+    expect(sent).toHaveLength(messages.length + 1);
+    const summaries = report.messages!.filter((message) => isSummaryMessage(message));
+    expect(summaries).toHaveLength(1);
+    expect(report.standsFor![0]!.originals).toEqual(messages.slice(1, -1));
+    expect(report.messages!.at(-1)).toBe(messages.at(-1));
+  });
+
+  test("`asSent` (the list before an earlier stage rewrote tool results in place) is what the call resends, unless it does not line up", async () => {
+    const messages = chat();
+    const shortened = messages.map((message) => (message instanceof ToolMessage ? new ToolMessage({ tool_call_id: message.tool_call_id, name: "search", content: "stored" }) : message));
+    const stage = () => new SummarizationCompactor({ model: summarizer(), summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null });
+    const lined = stage();
+    await lined.compactWithReport(shortened, 300, lengthCounter, { asSent: messages });
+    const model = lined.model as ReturnType<typeof summarizer>;
+    expect(model.calls[0]!.messages.slice(0, messages.length)).toEqual(messages);
+    // A user message that differs: the list did not come from in-place rewrites, so the list itself is sent.
+    const other = [...messages];
+    other[1] = new HumanMessage("something else");
+    const unlined = stage();
+    await unlined.compactWithReport(shortened, 300, lengthCounter, { asSent: other });
+    expect((unlined.model as ReturnType<typeof summarizer>).calls[0]!.messages.slice(0, shortened.length)).toEqual(shortened);
+  });
+
   test("a stretch with a gap in it (a protected message) is sent as a transcript", async () => {
     const model = summarizer();
     const messages = chat();

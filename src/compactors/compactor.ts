@@ -39,6 +39,15 @@ export interface CompactOptions {
    * ignore it.
    */
   instructions?: string;
+  /**
+   * The messages as the model last saw them, when an earlier stage of a
+   * pipeline rewrote some of them in place (one for one) before this stage:
+   * a summary stage in `"conversation"` mode sends these rather than the
+   * rewritten ones, so the provider's cache still serves them. Set by
+   * `CompactionPipeline`; ignored when its length differs from the list
+   * being compacted.
+   */
+  asSent?: readonly BaseMessage[];
 }
 
 /** Throws a `TypeError` naming the bad field unless `request` and `instructions` of compaction options are well formed. */

@@ -86,7 +86,8 @@ export class CompactionPipeline implements Compactor {
     let changed = false;
     for (const stage of this.stages) {
       throwIfAborted(signal);
-      const result = await stage.compact(current, targetTokens, tokenCounter, options);
+      const stageOptions = current !== messages && current.length === messages.length && options?.asSent === undefined ? { ...options, asSent: messages } : options;
+      const result = await stage.compact(current, targetTokens, tokenCounter, stageOptions);
       throwIfAborted(signal);
       if (result === null) continue;
       current = result;
@@ -142,7 +143,9 @@ export class CompactionPipeline implements Compactor {
     } else if (tokensBefore > targetTokens) {
       for (const stage of this.stages) {
         throwIfAborted(signal);
-        const report = await stage.compactWithReport(current, targetTokens, tokenCounter, options);
+        // A later stage learns what the model saw, when earlier stages only rewrote messages one for one.
+        const stageOptions = current !== messages && current.length === messages.length && options?.asSent === undefined ? { ...options, asSent: messages } : options;
+        const report = await stage.compactWithReport(current, targetTokens, tokenCounter, stageOptions);
         throwIfAborted(signal);
         if (await accept(report, (result) => countTotal(result, counter, this.cache, signal))) break;
       }

@@ -347,7 +347,21 @@ export class SummarizationCompactor implements Compactor {
     // written earlier in the same compaction stands for that one's messages).
     const written = new Map<BaseMessage, BaseMessage[]>();
     const failures: StageFailure[] = [];
-    while (working.total > targetTokens) {
+    // First every summary the tiers would write, each as one call over the input as it came (so a conversation-mode
+    // call reads the prefix the model last saw, and no summary is summarized again by the same compaction).
+    const batch = this.planFinal(working, targetTokens);
+    const done: { plan: SummaryPlan; summary: HumanMessage; tokens: number }[] = [];
+    for (const plan of batch) {
+      const result = await this.writeSummary(working, plan, counter, options, failures);
+      if (result === null) break;
+      done.push({ plan, ...result });
+    }
+    if (done.length > 0) {
+      for (const { plan, summary } of done) written.set(summary, plan.indices.map((index) => messages[index]!));
+      working = applySummaries(working, done);
+    }
+    // What the batch did not bring within the target (a summary over its reservation, or a failure): tier by tier as before.
+    while (done.length === batch.length && working.total > targetTokens) {
       const plan = this.plan(working, targetTokens);
       if (plan === null) break;
       const next = await this.summarize(working, plan, counter, options, failures);
@@ -416,6 +430,44 @@ export class SummarizationCompactor implements Compactor {
     return null;
   }
 
+  /**
+   * The summaries the tier-by-tier loop would end with, each reserved at
+   * `maxSummaryTokens`, as plans over the input's indices: a summary that
+   * a later tier folds stands for its messages within the folding one.
+   */
+  private planFinal(working: Working, targetTokens: number): SummaryPlan[] {
+    let sim = working;
+    // For each message of `sim`, the input indices it stands for, and the source of a placeholder summary.
+    let origins: number[][] = working.messages.map((_, index) => [index]);
+    let sources: (SummarySource | null)[] = working.messages.map(() => null);
+    while (sim.total > targetTokens) {
+      const plan = this.plan(sim, targetTokens);
+      if (plan === null) break;
+      const replacedTokens = plan.indices.reduce((sum, index) => sum + sim.counts[index]!, 0);
+      const placeholder = summaryMessage("", plan);
+      const stands = plan.indices.flatMap((index) => origins[index]!).sort((a, b) => a - b);
+      const nextOrigins: number[][] = [];
+      const nextSources: (SummarySource | null)[] = [];
+      sim.messages.forEach((_, index) => {
+        if (index === plan.indices[0]) {
+          nextOrigins.push(stands);
+          nextSources.push(plan.source);
+        }
+        if (plan.indices.includes(index)) return;
+        nextOrigins.push(origins[index]!);
+        nextSources.push(sources[index]!);
+      });
+      sim = applySummaries(sim, [{ plan, summary: placeholder, tokens: Math.min(this.maxSummaryTokens, replacedTokens) }]);
+      origins = nextOrigins;
+      sources = nextSources;
+    }
+    const plans: SummaryPlan[] = [];
+    sources.forEach((source, index) => {
+      if (source !== null) plans.push({ indices: origins[index]!, source });
+    });
+    return plans;
+  }
+
   /** The fewest oldest groups whose removal leaves room for a summary of `maxSummaryTokens` (all of them when none is enough). */
   private fewestThatMakeRoom(working: Working, groups: number[][], targetTokens: number): number[] {
     const selected: number[] = [];
@@ -441,6 +493,21 @@ export class SummarizationCompactor implements Compactor {
     options: CompactOptions | undefined,
     failures: StageFailure[],
   ): Promise<Working | null> {
+    const written = await this.writeSummary(working, plan, counter, options, failures);
+    return written === null ? null : applySummaries(working, [{ plan, ...written }]);
+  }
+
+  /**
+   * Asks the model for one summary of `plan` (indices of `working`), or
+   * `null` when it failed (unless `raiseOnFailure`). An abort always rejects with its reason.
+   */
+  private async writeSummary(
+    working: Working,
+    plan: SummaryPlan,
+    counter: MessageCounter,
+    options: CompactOptions | undefined,
+    failures: StageFailure[],
+  ): Promise<{ summary: HumanMessage; tokens: number } | null> {
     const signal = options?.signal;
     let summary: HumanMessage;
     let summaryTokens: number;
@@ -472,25 +539,7 @@ export class SummarizationCompactor implements Compactor {
     }
     throwIfAborted(signal);
     this.breaker?.succeeded();
-    const gone = new Set(plan.indices);
-    const messages: BaseMessage[] = [];
-    const counts: number[] = [];
-    const protectedAt: boolean[] | null = working.protectedAt === null ? null : [];
-    let total = 0;
-    working.messages.forEach((message, index) => {
-      if (index === plan.indices[0]) {
-        messages.push(summary);
-        counts.push(summaryTokens);
-        protectedAt?.push(false);
-        total += summaryTokens;
-      }
-      if (gone.has(index)) return;
-      messages.push(message);
-      counts.push(working.counts[index]!);
-      protectedAt?.push(working.protectedAt![index]!);
-      total += working.counts[index]!;
-    });
-    return { messages, counts, total, protectedAt };
+    return { summary, tokens: summaryTokens };
   }
 
   /**
@@ -503,7 +552,7 @@ export class SummarizationCompactor implements Compactor {
     const asked = options?.instructions?.trim() ? `\n\nThis compaction was asked to keep in particular: ${options.instructions.trim()}` : "";
     const sizeRule = `Keep the whole summary within about ${this.maxSummaryTokens} tokens, and complete: it must not be cut off.`;
     if (this.summaryPrompt === "conversation") {
-      const prompt = this.conversationPrompt(working, plan, options?.request, `${sizeRule}${asked}`);
+      const prompt = this.conversationPrompt(working, plan, options?.request, `${sizeRule}${asked}`, options?.asSent);
       if (prompt !== null && (this.maxSummaryInputTokens === undefined || (await totalTokens(prompt, counter)) <= this.maxSummaryInputTokens)) {
         return this.askModel(prompt, signal, options?.request?.tools);
       }
@@ -564,12 +613,14 @@ export class SummarizationCompactor implements Compactor {
    * message asking for a summary of the stretch, named by where it begins
    * and ends; `null` when the stretch is not one unbroken run.
    */
-  private conversationPrompt(working: Working, plan: SummaryPlan, request: RequestOverhead | undefined, rules: string): BaseMessage[] | null {
+  private conversationPrompt(working: Working, plan: SummaryPlan, request: RequestOverhead | undefined, rules: string, asSent: readonly BaseMessage[] | undefined): BaseMessage[] | null {
     const { indices } = plan;
     const first = indices[0]!;
     const last = indices[indices.length - 1]!;
     if (last - first + 1 !== indices.length) return null;
-    const { messages } = working;
+    // The list as the model saw it (before an earlier stage rewrote some messages one for one), when it lines up:
+    // that is what the provider's cache holds.
+    const messages = asSent !== undefined && linesUp(asSent, working.messages) ? asSent : working.messages;
     const ask = new HumanMessage(
       `${CONVERSATION_SUMMARY_REQUEST}\n\n` +
         `Summarize only the ${indices.length} messages from ${describeBoundary(messages[first]!)} up to, but not including, ` +
@@ -620,6 +671,15 @@ function describeBoundary(message: BaseMessage): string {
   return calls.length > 0 ? `the ${role} that calls ${calls.join(", ")}` : `the empty ${role}`;
 }
 
+/** Whether `asSent` is `current` with at most some tool results rewritten in place (the same call answered at each index). */
+function linesUp(asSent: readonly BaseMessage[], current: readonly BaseMessage[]): boolean {
+  if (asSent.length !== current.length) return false;
+  return asSent.every((message, index) => {
+    const now = current[index]!;
+    return message === now || (isTool(message) && isTool(now) && message.tool_call_id === now.tool_call_id);
+  });
+}
+
 /** `model` with `tools` bound (as the agent's model is), or `model` itself when there are none or it cannot bind them. */
 function withTools(model: SummaryModel, tools: readonly ToolLike[] | undefined): SummaryModel {
   const bind = (model as { bindTools?: (tools: ToolLike[]) => unknown }).bindTools;
@@ -658,6 +718,35 @@ async function headThatFits(text: string, budget: number, tokensOf: (text: strin
   let head = text.slice(0, length);
   while (head.length > 1 && (await tokensOf(head)) > budget) head = head.slice(0, Math.ceil(head.length / 2));
   return head;
+}
+
+/** `working` with each summary standing where the first message it replaces stood, and the messages it replaces gone (plans do not overlap). */
+function applySummaries(working: Working, done: readonly { plan: SummaryPlan; summary: HumanMessage; tokens: number }[]): Working {
+  const gone = new Set<number>();
+  const firsts = new Map<number, { summary: HumanMessage; tokens: number }>();
+  for (const { plan, summary, tokens } of done) {
+    for (const index of plan.indices) gone.add(index);
+    firsts.set(plan.indices[0]!, { summary, tokens });
+  }
+  const messages: BaseMessage[] = [];
+  const counts: number[] = [];
+  const protectedAt: boolean[] | null = working.protectedAt === null ? null : [];
+  let total = 0;
+  working.messages.forEach((message, index) => {
+    const first = firsts.get(index);
+    if (first !== undefined) {
+      messages.push(first.summary);
+      counts.push(first.tokens);
+      protectedAt?.push(false);
+      total += first.tokens;
+    }
+    if (gone.has(index)) return;
+    messages.push(message);
+    counts.push(working.counts[index]!);
+    protectedAt?.push(working.protectedAt![index]!);
+    total += working.counts[index]!;
+  });
+  return { messages, counts, total, protectedAt };
 }
 
 /** The message that stands for what a summary replaced. */
