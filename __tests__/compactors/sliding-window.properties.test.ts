@@ -18,7 +18,8 @@ import { isDeepStrictEqual } from "node:util";
 import { SlidingWindowCompactor } from "../../src/compactors/sliding-window";
 import type { CompactionReport } from "../../src/compactors/report";
 import { layoutConversation } from "../../src/messages/layout";
-import { assertProviderValid, conversationArbitrary, snapshotMessages } from "../support/conversations";
+import { conversationArbitrary, snapshotMessages } from "../support/conversations";
+import { assertAnthropic, assertConvertsEverywhere, assertOpenAICompletions, assertOpenAIResponses } from "../support/providers";
 import { assertOnSeedsAsync, casesIn } from "../support/seeds";
 import {
   buildWellFormedConversation,
@@ -553,93 +554,7 @@ describe("compactor properties on message shapes", () => {
 });
 
 // ---------------------------------------------------------------------------
-// Property 9: well-formed input stays valid for OpenAI and Anthropic
-
-/** Chat Completions rules on the converted request. */
-function assertOpenAICompletions(params: ReadonlyArray<Record<string, unknown>>): void {
-  let leading = true;
-  let open: Set<string> | null = null;
-  params.forEach((param, i) => {
-    const role = param.role as string;
-    if (role === "system" || role === "developer") {
-      if (!leading) throw new Error(`openai: ${role} message at ${i} after the start`);
-    } else leading = false;
-    if (role === "tool") {
-      const id = param.tool_call_id as string;
-      if (open === null || !open.has(id)) throw new Error(`openai: messages with role 'tool' at ${i} (${id}) must answer a preceding 'tool_calls'`);
-      open.delete(id);
-      return;
-    }
-    if (open !== null && open.size > 0) throw new Error(`openai: tool_calls ${[...open].join(",")} not answered before message ${i}`);
-    open = null;
-    const calls = param.tool_calls as { id: string }[] | undefined;
-    if (role === "assistant" && calls && calls.length > 0) open = new Set(calls.map((call) => call.id));
-  });
-  if (open !== null && (open as Set<string>).size > 0) throw new Error("openai: the request ends with unanswered tool_calls");
-}
-
-/** Responses API rules: every function_call_output answers an earlier function_call, and every call is answered. */
-function assertOpenAIResponses(items: ReadonlyArray<Record<string, unknown>>): void {
-  const called = new Set<string>();
-  const answered = new Set<string>();
-  items.forEach((item, i) => {
-    if (item.type === "function_call") called.add(item.call_id as string);
-    if (item.type === "function_call_output") {
-      if (!called.has(item.call_id as string)) throw new Error(`responses: function_call_output ${String(item.call_id)} at ${i} without its call`);
-      answered.add(item.call_id as string);
-    }
-  });
-  for (const id of called) if (!answered.has(id)) throw new Error(`responses: function_call ${id} without output`);
-}
-
-type AnthropicBlock = { type: string; id?: string; tool_use_id?: string };
-
-/** Anthropic rules on the converted payload: tool_use ids have tool_result blocks immediately after, and nothing else holds results. */
-function assertAnthropic(payload: { messages: { role: string; content: string | AnthropicBlock[] }[] }): void {
-  const { messages } = payload;
-  if (messages.length > 0 && messages[0]!.role !== "user") throw new Error(`anthropic: the first message is ${messages[0]!.role}`);
-  const blocksOf = (i: number): AnthropicBlock[] => {
-    const content = messages[i]?.content;
-    return Array.isArray(content) ? content : [];
-  };
-  messages.forEach((message, i) => {
-    if (message.role === "system") throw new Error(`anthropic: system message at ${i} inside the conversation`);
-    const uses = blocksOf(i).filter((b) => b.type === "tool_use").map((b) => b.id!);
-    if (message.role === "assistant" && uses.length > 0) {
-      const next = messages[i + 1];
-      const results = new Set(blocksOf(i + 1).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id!));
-      const missing = uses.filter((id) => !results.has(id));
-      if (next?.role !== "user" || missing.length > 0) {
-        throw new Error(`anthropic: tool_use ids were found without tool_result blocks immediately after: ${missing.join(",")}`);
-      }
-    }
-    const results = blocksOf(i).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id!);
-    if (results.length > 0) {
-      const before = new Set(blocksOf(i - 1).filter((b) => b.type === "tool_use").map((b) => b.id!));
-      const stray = results.filter((id) => !before.has(id));
-      if (message.role !== "user" || messages[i - 1]?.role !== "assistant" || stray.length > 0) {
-        throw new Error(`anthropic: tool_result blocks ${stray.join(",")} at ${i} do not answer the tool_use blocks of the message before`);
-      }
-    }
-  });
-}
-
-/** Strict ordering rules on LangChain messages, beyond the shared checker: a user message comes first after the system block. */
-function assertStrictOrdering(messages: readonly BaseMessage[]): void {
-  assertProviderValid(messages);
-  const first = messages.find((m) => m.type !== "system");
-  if (first !== undefined && first.type !== "human") throw new Error(`the first non-system message is ${first.type}`);
-}
-
-function assertConvertsEverywhere(messages: BaseMessage[]): void {
-  assertStrictOrdering(messages);
-  const completions = convertMessagesToCompletionsMessageParams({ messages, model: "gpt-4o" });
-  assertOpenAICompletions(completions as unknown as Record<string, unknown>[]);
-  const responses = convertMessagesToResponsesInput({ messages, model: "gpt-4o", zdrEnabled: false });
-  assertOpenAIResponses(responses as unknown as Record<string, unknown>[]);
-  const anthropic = convertPromptToAnthropic(new ChatPromptValue(messages));
-  assertAnthropic(anthropic as unknown as Parameters<typeof assertAnthropic>[0]);
-}
+// Property 9: well-formed input stays valid for OpenAI, Anthropic and Gemini (the checks in support/providers.ts)
 
 interface WellFormedCase {
   messages: () => BaseMessage[];
@@ -680,7 +595,7 @@ describe("well-formed input stays valid for providers", () => {
     expect(() => assertConvertsEverywhere([new SystemMessage("s"), human("q"), call(), result(), new AIMessage("done")])).not.toThrow();
   });
 
-  test("9. the result passes strict OpenAI and Anthropic ordering checks and their own converters", async () => {
+  test("9. the result passes strict OpenAI, Anthropic and Gemini ordering checks and their own converters", async () => {
     let compactedCases = 0;
     await check("9-provider-valid", wellFormedCase, async (plan) => {
       const messages = plan.messages();
