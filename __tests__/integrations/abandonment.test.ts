@@ -8,17 +8,14 @@
  * Counting is synchronous: before time slices, a timer could not fire during it, so a compaction that took longer
  * than its timeout finished anyway and its commit went ahead.
  */
-import { BaseListChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import { PostgresChatMessageHistory } from "@langchain/community/stores/message/postgres";
-import { RedisChatMessageHistory } from "@langchain/redis";
-import { Pool } from "pg";
-import { createClient } from "redis";
 import { approximateTokenCounter, CompactingChatMessageHistory } from "../../src";
 import { comparableForm } from "../../src/integrations/store-rewrite";
 import { recognisedRewrite } from "../../src/integrations/recognised-rewrite";
-import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
+import { storeKinds } from "../support/store-kinds";
+import type { StoreKind } from "../support/store-kinds";
 
 const TARGET = 300;
 const keys = (messages: readonly BaseMessage[]) => comparableForm(messages);
@@ -41,52 +38,7 @@ function busy(ms: number): void {
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface StoreKind {
-  name: string;
-  available: () => boolean;
-  open: (id: string) => Promise<BaseListChatMessageHistory>;
-}
-
-const redisClients: ReturnType<typeof createClient>[] = [];
-const redisKeys: string[] = [];
-let redisUp = false;
-let pgUp = false;
-let pool: Pool | undefined;
-const PG_TABLE = `abandonment_history_${process.pid}`;
-
-const kinds: StoreKind[] = [
-  { name: "InMemoryChatMessageHistory", available: () => true, open: async () => new InMemoryChatMessageHistory() },
-  {
-    name: "RedisChatMessageHistory",
-    available: () => redisUp,
-    open: async (id) => {
-      const client = createClient({ url: REDIS_URL });
-      await client.connect();
-      redisClients.push(client);
-      redisKeys.push(id);
-      return new RedisChatMessageHistory({ sessionId: id, client });
-    },
-  },
-  {
-    name: "PostgresChatMessageHistory",
-    available: () => pgUp,
-    open: async (id) => new PostgresChatMessageHistory({ sessionId: id, pool: pool!, tableName: PG_TABLE }),
-  },
-];
-
-beforeAll(async () => {
-  redisUp = await requireServer("Redis", REDIS_URL);
-  pgUp = await requireServer("PostgreSQL", POSTGRES_URL);
-  if (pgUp) pool = new Pool({ connectionString: POSTGRES_URL, max: 4 });
-});
-afterAll(async () => {
-  if (redisClients.length > 0) await redisClients[0]!.del(redisKeys);
-  await Promise.all(redisClients.map((client) => client.quit()));
-  if (pool) {
-    await pool.query(`DROP TABLE IF EXISTS ${PG_TABLE}`);
-    await pool.end();
-  }
-});
+const { kinds } = storeKinds("abandonment_history");
 
 let sessions = 0;
 const sessionId = (name: string) => `abandonment:${process.pid}:${(sessions += 1)}:${name}`;

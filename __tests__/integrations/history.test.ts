@@ -10,7 +10,6 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
 import { PostgresChatMessageHistory } from "@langchain/community/stores/message/postgres";
 import { RedisChatMessageHistory } from "@langchain/redis";
-import { Pool } from "pg";
 import { createClient } from "redis";
 import {
   approximateTokenCounter,
@@ -23,7 +22,8 @@ import {
 } from "../../src";
 import type { RedisRewriteClient } from "../../src";
 import { comparableForm } from "../../src/integrations/store-rewrite";
-import { POSTGRES_URL, REDIS_URL, requireServer } from "../support/servers";
+import { REDIS_URL, requireServer } from "../support/servers";
+import { storeKinds } from "../support/store-kinds";
 import { ScriptedChatModel } from "../../src/testing";
 import { ScriptedSummaryModel } from "../support/summary-model";
 import { NeverSettles } from "../support/test-compactors";
@@ -460,61 +460,9 @@ function assertProviderValid(messages: readonly BaseMessage[]) {
   expect([...called].filter((id) => !answered.has(id))).toEqual([]);
 }
 
-interface StoreKind {
-  name: string;
-  available: () => boolean;
-  /** A new handle (another process's view) on the shared session `id`. */
-  open: (id: string) => Promise<BaseListChatMessageHistory>;
-}
-
-const redisClients: ReturnType<typeof createClient>[] = [];
-const redisKeys: string[] = [];
-let redisUp = false;
-let pgUp = false;
-let pool: Pool | undefined;
-const PG_TABLE = `stores_branch_history_${process.pid}`;
-const memorySessions = new Map<string, InMemoryChatMessageHistory>();
-
-const kinds: StoreKind[] = [
-  {
-    name: "InMemoryChatMessageHistory",
-    available: () => true,
-    open: async (id) => {
-      if (!memorySessions.has(id)) memorySessions.set(id, new InMemoryChatMessageHistory());
-      return memorySessions.get(id)!;
-    },
-  },
-  {
-    name: "RedisChatMessageHistory",
-    available: () => redisUp,
-    open: async (id) => {
-      const client = createClient({ url: REDIS_URL });
-      await client.connect();
-      redisClients.push(client);
-      if (!redisKeys.includes(id)) redisKeys.push(id);
-      return new RedisChatMessageHistory({ sessionId: id, client });
-    },
-  },
-  {
-    name: "PostgresChatMessageHistory",
-    available: () => pgUp,
-    open: async (id) => new PostgresChatMessageHistory({ sessionId: id, pool: pool!, tableName: PG_TABLE }),
-  },
-];
-
-beforeAll(async () => {
-  redisUp = await requireServer("Redis", REDIS_URL);
-  pgUp = await requireServer("PostgreSQL", POSTGRES_URL);
-  if (pgUp) pool = new Pool({ connectionString: POSTGRES_URL, max: 8 });
-});
-afterAll(async () => {
-  if (redisClients.length > 0 && redisKeys.length > 0) await redisClients[0]!.del(redisKeys);
-  await Promise.all(redisClients.map((client) => client.quit()));
-  if (pool) {
-    await pool.query(`DROP TABLE IF EXISTS ${PG_TABLE}`);
-    await pool.end();
-  }
-});
+const stores = storeKinds("stores_branch_history");
+const { kinds } = stores;
+const PG_TABLE = stores.tableName;
 
 let sessionCounter = 0;
 const sessionId = (name: string) => `stores:history:${process.pid}:${(sessionCounter += 1)}:${name}`;
@@ -880,7 +828,7 @@ describe("note counts", () => {
 
 describe("redisListRewrite: the server-side compare", () => {
   test("a competing compactor landing between the client's check and the script makes the script refuse", async () => {
-    if (!redisUp) return;
+    if (!stores.redisUp()) return;
     const id = sessionId("lua");
     const store = (await kinds[1]!.open(id)) as RedisChatMessageHistory;
     const original = chat(12, "l");
@@ -930,7 +878,7 @@ describe("redisListRewrite: the server-side compare", () => {
   });
 
   test("a process killed at any step of a rewrite loses nothing; a fresh instance finishes the job", async () => {
-    if (!redisUp) return;
+    if (!stores.redisUp()) return;
     let cases = 0;
     for (const step of ["lRange", "eval-before", "eval-after"] as const) {
       const id = sessionId(`kill-${step}`);
@@ -974,14 +922,14 @@ const comparableData = (message: BaseMessage) => mapChatMessagesToStoredMessages
 
 describe("postgresRewrite", () => {
   test("a rewrite waiting on a competitor's locked rows refuses once they are gone", async () => {
-    if (!pgUp) return;
+    if (!stores.pgUp()) return;
     const id = sessionId("pg-lock");
     const store = (await kinds[2]!.open(id)) as PostgresChatMessageHistory;
     const original = chat(3, "p");
     await store.addMessages(original);
     const rewrite = postgresRewrite(store);
     // The competitor: a rewrite in place (same number of rows, same ids) that has locked the rows and not yet committed.
-    const competitor = await pool!.connect();
+    const competitor = await stores.pool().connect();
     await competitor.query("BEGIN");
     await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 ORDER BY id FOR UPDATE`, [id]);
     const { rows } = await competitor.query(`DELETE FROM ${PG_TABLE} WHERE id = (SELECT min(id) FROM ${PG_TABLE} WHERE session_id = $1) RETURNING id, message`, [id]);
@@ -1002,7 +950,7 @@ describe("postgresRewrite", () => {
   });
 
   test("while a rewrite runs, its rows are locked: a competitor between its read and its delete cannot land", async () => {
-    if (!pgUp) return;
+    if (!stores.pgUp()) return;
     const id = sessionId("pg-locked");
     const store = (await kinds[2]!.open(id)) as PostgresChatMessageHistory;
     const original = chat(3, "r");
@@ -1010,11 +958,11 @@ describe("postgresRewrite", () => {
     let competitorLanded: boolean | undefined;
     const racingPool = {
       connect: async () => {
-        const client = await pool!.connect();
+        const client = await stores.pool().connect();
         return {
           query: async (text: string, values?: unknown[]) => {
             if (text.startsWith("DELETE") && competitorLanded === undefined) {
-              const competitor = await pool!.connect();
+              const competitor = await stores.pool().connect();
               try {
                 await competitor.query("BEGIN");
                 await competitor.query(`SELECT id FROM ${PG_TABLE} WHERE session_id = $1 ORDER BY id FOR UPDATE NOWAIT`, [id]);
@@ -1041,7 +989,7 @@ describe("postgresRewrite", () => {
   });
 
   test("a connection that dies at any statement of the transaction loses nothing; a fresh instance finishes the job", async () => {
-    if (!pgUp) return;
+    if (!stores.pgUp()) return;
     let faults = 0;
     for (let failAt = 0; failAt < 6; failAt += 1) {
       for (const landsFirst of [false, true]) {
@@ -1052,7 +1000,7 @@ describe("postgresRewrite", () => {
         let statement = 0;
         const dyingPool = {
           connect: async () => {
-            const client = await pool!.connect();
+            const client = await stores.pool().connect();
             return {
               query: async (text: string, values?: unknown[]) => {
                 const index = statement++;
