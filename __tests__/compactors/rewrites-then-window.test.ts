@@ -62,6 +62,10 @@ async function oneAfterTheOther(stages: Compactor[], messages: BaseMessage[], ta
   return changed ? current : null;
 }
 
+/** The counters and the stages' options both properties draw from. */
+const counterNameArbitrary = fc.constantFrom("approximate" as const, "tiktoken-o200k" as const);
+const optionsArbitrary = fc.record({ minKeepResults: fc.integer({ min: 1, max: 4 }), minTokens: fc.integer({ min: 0, max: 60 }), minKeepSteps: fc.integer({ min: 0, max: 2 }) });
+
 describe("pruning then the sliding window, deciding only what the window keeps", () => {
   test("gives the list the two stages give one after the other, on messy histories", async () => {
     let shortcuts = 0;
@@ -70,8 +74,8 @@ describe("pruning then the sliding window, deciding only what the window keeps",
       fc.asyncProperty(
         messyPlanArbitrary(40),
         targetArbitrary,
-        fc.constantFrom("approximate" as const, "tiktoken-o200k" as const),
-        fc.record({ minKeepResults: fc.integer({ min: 1, max: 4 }), minTokens: fc.integer({ min: 0, max: 60 }), minKeepSteps: fc.integer({ min: 0, max: 2 }) }),
+        counterNameArbitrary,
+        optionsArbitrary,
         async (plan, targetPlan, counterName, options) => {
           const counter = counterFor(counterName);
           const messages = await prepareMessyInput(plan, counter);
@@ -118,8 +122,8 @@ describe("pruning then the sliding window, deciding only what the window keeps",
       fc.asyncProperty(
         messyPlanArbitrary(40),
         targetArbitrary,
-        fc.constantFrom("approximate" as const, "tiktoken-o200k" as const),
-        fc.record({ minKeepResults: fc.integer({ min: 1, max: 4 }), minTokens: fc.integer({ min: 0, max: 60 }), minKeepSteps: fc.integer({ min: 0, max: 2 }) }),
+        counterNameArbitrary,
+        optionsArbitrary,
         async (plan, targetPlan, counterName, options) => {
           const counter = counterFor(counterName);
           const messages = await prepareMessyInput(plan, counter);
