@@ -27,10 +27,9 @@ import type { CompactionReport, Compactor, TokenCounterLike } from "../src";
 import { freshLayout, layoutCheckedConversationInSlices } from "../src/messages/layout";
 import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { setSliceMs } from "../src/time-slices";
-import { agentConversation, randomString, seededRandom } from "../bench/conversations";
+import { agentConversation, BASE64, randomString, seededRandom, withNewestResult } from "../bench/conversations";
 import { assertOnSeedsAsync } from "./support/seeds";
 
-const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /** Counts turns of the event loop (`setImmediate` callbacks) from now until `stop()`. */
 function turnCounter(): { stop(): number; firstRan: () => boolean } {
@@ -59,19 +58,6 @@ async function turnsDuring(work: () => Promise<unknown>): Promise<{ turns: numbe
   let firstBefore = false;
   await work().then(() => (firstBefore = counter.firstRan()));
   return { turns: counter.stop(), firstBefore };
-}
-
-/** The newest tool result of `messages` replaced by one holding `content`. */
-function withNewestResult(messages: BaseMessage[], content: string): BaseMessage[] {
-  const copy = [...messages];
-  for (let index = copy.length - 1; index >= 0; index -= 1) {
-    const message = copy[index]!;
-    if (ToolMessage.isInstance(message)) {
-      copy[index] = new ToolMessage({ tool_call_id: message.tool_call_id, name: message.name, content });
-      break;
-    }
-  }
-  return copy;
 }
 
 describe("the event loop turns during a long compaction", () => {

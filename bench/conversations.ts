@@ -33,8 +33,9 @@ const WORDS = (
   "function module package dependency version release branch commit build test failure success pending"
 ).split(" ");
 const TOOLS = ["search_docs", "read_file", "run_query", "http_get", "list_tickets", "grep_logs", "get_metrics"];
-const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const HEX = "0123456789abcdef";
+/** The alphabets of random payloads. */
+export const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+export const HEX = "0123456789abcdef";
 
 export function pick<T>(random: Random, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)]!;
@@ -66,6 +67,48 @@ export function randomString(random: Random, alphabet: string, length: number): 
   let out = "";
   for (let i = 0; i < length; i += 1) out += alphabet[Math.floor(random() * alphabet.length)];
   return out;
+}
+
+/** Records of an API response, minified, to at least `chars` characters: ids, statuses, amounts, e-mail addresses, short notes. */
+export function minifiedJson(random: Random, chars: number): string {
+  const rows: unknown[] = [];
+  let length = 0;
+  while (length < chars) {
+    const row = {
+      id: randomString(random, HEX, 24),
+      status: pick(random, ["open", "closed", "pending", "failed"]),
+      amount: Math.round(random() * 1e7) / 100,
+      owner: `${randomString(random, "abcdefghijklmnopqrstuvwxyz", int(random, 4, 10))}@example.com`,
+      token: randomString(random, BASE64, int(random, 16, 40)),
+      note: prose(random, int(random, 20, 80)),
+    };
+    rows.push(row);
+    length += JSON.stringify(row).length + 1;
+  }
+  return JSON.stringify(rows).slice(0, chars);
+}
+
+/** Chinese-like text of `chars` characters: clauses of common CJK characters, each ended by a full-width punctuation mark. */
+export function cjkText(random: Random, chars: number): string {
+  let text = "";
+  while (text.length < chars) {
+    for (let i = int(random, 4, 16); i > 0; i -= 1) text += String.fromCharCode(0x4e00 + Math.floor(random() * 2_500));
+    text += pick(random, ["，", "。", "、", "；", "："]);
+  }
+  return text.slice(0, chars);
+}
+
+/** `messages` with its newest tool result replaced by one holding `content`. */
+export function withNewestResult(messages: BaseMessage[], content: string): BaseMessage[] {
+  const copy = [...messages];
+  for (let index = copy.length - 1; index >= 0; index -= 1) {
+    const message = copy[index]!;
+    if (ToolMessage.isInstance(message)) {
+      copy[index] = new ToolMessage({ tool_call_id: message.tool_call_id, name: message.name, content });
+      break;
+    }
+  }
+  return copy;
 }
 
 function jsonRecords(random: Random, chars: number, minified: boolean): string {

@@ -9,7 +9,7 @@
  *   js-tiktoken's own `encode` of it, time and error.
  */
 import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { approximateTokenCounter, CompactingChatMessageHistory, SlidingWindowCompactor, tiktokenCounter, TokenCountCache } from "../src";
 import type { TokenCounter } from "../src";
@@ -17,13 +17,10 @@ import { forgetRememberedPieces } from "../src/counting/exact-length";
 import { offlineEncoder } from "../src/counting/tiktoken";
 import { forgetRememberedLists } from "../src/messages/prefix-memory";
 import { setSliceMs, SLICE_MS } from "../src/time-slices";
-import { agentConversation, int, pick, prose, randomString, seededRandom } from "./conversations";
-import type { Random } from "./conversations";
+import { agentConversation, BASE64, cjkText, HEX, minifiedJson, randomString, seededRandom, withNewestResult } from "./conversations";
 import { collectGarbage, median, progress } from "./measure";
 
 const MB = 1 << 20;
-const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const HEX = "0123456789abcdef";
 
 /** One long compaction, measured with slices and in one go. */
 export interface SliceRow {
@@ -71,19 +68,6 @@ async function timedWithStall(work: () => Promise<unknown>): Promise<{ ms: numbe
   const end = performance.now();
   running = false;
   return { ms: end - start, stallMs: Math.max(longest, end - last) };
-}
-
-/** A history whose newest tool result holds `content` instead. */
-function withNewestResult(messages: BaseMessage[], content: string): BaseMessage[] {
-  const copy = [...messages];
-  for (let index = copy.length - 1; index >= 0; index -= 1) {
-    const message = copy[index]!;
-    if (ToolMessage.isInstance(message)) {
-      copy[index] = new ToolMessage({ tool_call_id: message.tool_call_id, name: message.name, content });
-      break;
-    }
-  }
-  return copy;
 }
 
 /** A chat of `turns` short questions and answers after a system prompt. */
@@ -167,35 +151,6 @@ export async function measureSlices(): Promise<SliceRow[]> {
     });
   }
   return rows;
-}
-
-/** Records of an API response, minified. */
-function minifiedJson(random: Random, chars: number): string {
-  const rows: unknown[] = [];
-  let length = 0;
-  while (length < chars) {
-    const row = {
-      id: randomString(random, HEX, 24),
-      status: pick(random, ["open", "closed", "pending", "failed"]),
-      amount: Math.round(random() * 1e7) / 100,
-      owner: `${randomString(random, "abcdefghijklmnopqrstuvwxyz", int(random, 4, 10))}@example.com`,
-      token: randomString(random, BASE64, int(random, 16, 40)),
-      note: prose(random, int(random, 20, 80)),
-    };
-    rows.push(row);
-    length += JSON.stringify(row).length + 1;
-  }
-  return JSON.stringify(rows).slice(0, chars);
-}
-
-/** Chinese-like text: clauses of common CJK characters ended by full-width punctuation. */
-function cjkText(random: Random, chars: number): string {
-  let text = "";
-  while (text.length < chars) {
-    for (let i = int(random, 4, 16); i > 0; i -= 1) text += String.fromCharCode(0x4e00 + Math.floor(random() * 2_500));
-    text += pick(random, ["，", "。", "、", "；", "："]);
-  }
-  return text.slice(0, chars);
 }
 
 export async function measureTexts(): Promise<TextRow[]> {

@@ -10,7 +10,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { tiktokenCounter } from "../../src";
 import { SAMPLED_TEXT } from "../../src/counting/sampled-length";
 import { offlineEncoder } from "../../src/counting/tiktoken";
-import { int, pick, prose, randomString, seededRandom } from "../../bench/conversations";
+import { BASE64, cjkText, HEX, int, minifiedJson, pick, prose, randomString, seededRandom } from "../../bench/conversations";
 import type { Random } from "../../bench/conversations";
 import { FIXED_SEEDS, sampleSeed } from "../support/seeds";
 import { diagnostic } from "../support/diagnostics";
@@ -19,43 +19,7 @@ const MB = 1 << 20;
 const FRAMING = 4; // 3 per message + 1 for the role
 const count = tiktokenCounter("o200k_base") as (messages: BaseMessage[]) => number;
 const encoder = offlineEncoder("o200k_base");
-const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const HEX = "0123456789abcdef";
 const SEEDS = [sampleSeed(), FIXED_SEEDS[0]!];
-
-/** Records of an API response, minified: ids, statuses, amounts, e-mail addresses, short notes. */
-function minifiedJson(random: Random, chars: number): string {
-  const rows: unknown[] = [];
-  let length = 0;
-  while (length < chars) {
-    const row = {
-      id: randomString(random, HEX, 24),
-      status: pick(random, ["open", "closed", "pending", "failed"]),
-      amount: Math.round(random() * 1e7) / 100,
-      owner: `${randomString(random, "abcdefghijklmnopqrstuvwxyz", int(random, 4, 10))}@example.com`,
-      token: randomString(random, BASE64, int(random, 16, 40)),
-      note: prose(random, int(random, 20, 80)),
-    };
-    const json = JSON.stringify(row);
-    rows.push(row);
-    length += json.length + 1;
-  }
-  return JSON.stringify(rows).slice(0, chars);
-}
-
-/** Chinese-like text: clauses of common CJK characters, each ended by a full-width punctuation mark. */
-function cjkText(random: Random, chars: number): string {
-  const parts: string[] = [];
-  let length = 0;
-  while (length < chars) {
-    let clause = "";
-    for (let i = int(random, 4, 16); i > 0; i -= 1) clause += String.fromCharCode(0x4e00 + Math.floor(random() * 2_500));
-    clause += pick(random, ["，", "。", "、", "；", "："]);
-    parts.push(clause);
-    length += clause.length;
-  }
-  return parts.join("").slice(0, chars);
-}
 
 const KINDS: [string, (random: Random, chars: number) => string][] = [
   ["random base64", (random, chars) => randomString(random, BASE64, chars)],
