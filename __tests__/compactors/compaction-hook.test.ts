@@ -8,6 +8,7 @@ import type { CompactionView } from "../../src/integrations/view-window";
 import { assertOnSeedsAsync } from "../support/seeds";
 // One token per character of string content: easy to reason about exactly.
 import { lengthCounter as charCounter } from "../support/stages";
+import { assertToolPairs } from "../support/tool-pairing";
 
 
 const lookup = tool(async ({ query }: { query: string }) => `result for ${query}`, {
@@ -244,15 +245,6 @@ async function runNaive(limit: number, options: LoopOptions): Promise<Request[]>
 
 function startsWith(request: BaseMessage[], prefix: BaseMessage[]): boolean {
   return prefix.length <= request.length && prefix.every((message, index) => request[index] === message);
-}
-
-function assertToolPairs(messages: BaseMessage[]): void {
-  const open = new Set<string>();
-  for (const message of messages) {
-    if (AIMessage.isInstance(message)) for (const call of message.tool_calls ?? []) open.add(call.id!);
-    if (ToolMessage.isInstance(message)) expect(open.delete(message.tool_call_id)).toBe(true);
-  }
-  expect(open.size).toBe(0);
 }
 
 describe("CompactionHook: hysteresis", () => {

@@ -16,6 +16,7 @@ import type { CompactionNode, CompactionNodeUpdate, CompactionView } from "../..
 import { ScriptedChatModel } from "../../src/testing";
 import { archiveGraph, CONTEXT_WINDOW, tools, TURN_MESSAGES } from "../support/archive-tools";
 import { POSTGRES_URL, requireServer } from "../support/servers";
+import { assertToolPairs } from "../support/tool-pairing";
 
 // ---------------------------------------------------------------------------
 // The agent: two real tools, a scripted model that calls them, a small window.
@@ -98,15 +99,6 @@ function buildAgent(kind: Kind, mode: Mode, model: ScriptedChatModel, checkpoint
     }) as unknown as Agent;
   }
   return archiveGraph(mode, node, model, { checkpointer }) as Agent;
-}
-
-function assertToolPairs(messages: BaseMessage[]): void {
-  const open = new Set<string>();
-  for (const message of messages) {
-    if (AIMessage.isInstance(message)) for (const call of message.tool_calls ?? []) open.add(call.id!);
-    if (ToolMessage.isInstance(message)) expect(open.delete(message.tool_call_id)).toBe(true);
-  }
-  expect(open.size).toBe(0);
 }
 
 const ids = (messages: BaseMessage[]) => messages.map((message) => message.id);

@@ -1,4 +1,4 @@
-/** The check the agent tests share: tool-call pairing of what a model was sent. */
+/** The checks the agent tests share: tool-call pairing of what a model was sent. */
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 
@@ -30,4 +30,17 @@ export function toolPairingProblems(messages: readonly BaseMessage[]): string[] 
   }
   if (open.size > 0) problems.push(`end: calls ${[...open].join(", ")} never answered`);
   return problems;
+}
+
+/**
+ * Expects every tool result to answer a call made earlier and not yet
+ * answered, and every call to be answered by the end.
+ */
+export function assertToolPairs(messages: readonly BaseMessage[]): void {
+  const open = new Set<string>();
+  for (const message of messages) {
+    if (AIMessage.isInstance(message)) for (const call of message.tool_calls ?? []) open.add(call.id!);
+    if (ToolMessage.isInstance(message)) expect(open.delete(message.tool_call_id)).toBe(true);
+  }
+  expect(open.size).toBe(0);
 }
