@@ -12,11 +12,11 @@
  * and the spread of the before/before ratios between rounds says how much of
  * a difference is noise.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { median } from "./measure";
+import { median, runChild } from "./measure";
 import type { CounterName, OursResult, StagesResult, WorkerOutput, WorkerTask } from "./worker";
 
 /** The last commit before `src/` was restructured (one name per concept, rules beside their engines). */
@@ -50,19 +50,7 @@ const STAGES_METRICS: [string, (r: StagesResult) => number][] = [
 ];
 
 function runWorker(root: string, task: WorkerTask): Promise<WorkerOutput> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, "--expose-gc", join(root, "bench", "worker.ts"), JSON.stringify(task)], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      if (code !== 0) reject(new Error(`worker in ${root} ${JSON.stringify(task)} exited with ${code}`));
-      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as WorkerOutput);
-    });
-  });
+  return runChild<WorkerOutput>(join(root, "bench", "worker.ts"), [JSON.stringify(task)], { label: `worker in ${root} ${JSON.stringify(task)}`, cwd: root, stderr: "ignore" });
 }
 
 /** A worktree of `ref` beside this checkout, sharing its `node_modules`; removed by the returned function. */

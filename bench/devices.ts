@@ -14,14 +14,13 @@
  *
  * `tsx bench/devices.ts` runs it alone; `--quick` takes fewer runs.
  */
-import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import { ToolMessage } from "@langchain/core/messages";
 import { agentConversation, agentStep, conversationBuilder, randomString, seededRandom } from "./conversations";
-import { median, timeOnce } from "./measure";
+import { median, runChild, timeOnce } from "./measure";
 
 const ROOT = join(__dirname, "..");
 const BUDGET = 20_000;
@@ -326,18 +325,9 @@ function onlyDevices(): string[] | null {
 }
 
 function measureInChild(index: number, quick: boolean): Promise<DeviceRow[]> {
-  return new Promise((resolve, reject) => {
-    const only = onlyDevices();
-    const args = [...process.execArgv, "--expose-gc", join(__dirname, "devices.ts"), "--path", String(index), ...(quick ? ["--quick"] : []), ...(only === null ? [] : ["--only", only.join(",")])];
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      if (code !== 0) reject(new Error(`devices path ${PATHS[index]!.name} exited with ${code}`));
-      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as DeviceRow[]);
-    });
-  });
+  const only = onlyDevices();
+  const args = ["--path", String(index), ...(quick ? ["--quick"] : []), ...(only === null ? [] : ["--only", only.join(",")])];
+  return runChild<DeviceRow[]>(join(__dirname, "devices.ts"), args, { label: `devices path ${PATHS[index]!.name}` });
 }
 
 const ratio = (value: number) => `${value.toFixed(2)}×`;

@@ -1,4 +1,28 @@
 /** Timing and memory helpers for the benchmark's child processes. */
+import { spawn } from "node:child_process";
+
+/**
+ * Runs `script` with `args` in a child Node process (with this process's
+ * exec arguments, so TypeScript loads as here) and resolves with the JSON
+ * of the last line it printed; rejects, naming `label`, when it exits
+ * with an error.
+ */
+export function runChild<T>(script: string, args: readonly string[], options: { label: string; exposeGc?: boolean; cwd?: string; stderr?: "inherit" | "ignore" }): Promise<T> {
+  const { label, exposeGc = true, cwd, stderr = "inherit" } = options;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, ...(exposeGc ? ["--expose-gc"] : []), script, ...args], {
+      ...(cwd === undefined ? {} : { cwd }),
+      stdio: ["ignore", "pipe", stderr],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code !== 0) reject(new Error(`${label} exited with ${code}`));
+      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as T);
+    });
+  });
+}
 
 /** Runs a full garbage collection when the process was started with `--expose-gc`. */
 export function collectGarbage(): void {

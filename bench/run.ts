@@ -18,7 +18,7 @@
  * its chart. `npm run bench -- --runs` (or `--agents`, the same) runs only
  * that; `--quick` makes it short.
  */
-import { spawn } from "node:child_process";
+import { runChild } from "./measure";
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -54,19 +54,7 @@ const PLAN: SizePlan[] = [
 ];
 
 function runWorker(task: WorkerTask): Promise<WorkerOutput> {
-  const worker = join(__dirname, "worker.ts");
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, "--expose-gc", worker, JSON.stringify(task)], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      if (code !== 0) reject(new Error(`worker ${JSON.stringify(task)} exited with ${code}`));
-      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as WorkerOutput);
-    });
-  });
+  return runChild<WorkerOutput>(join(__dirname, "worker.ts"), [JSON.stringify(task)], { label: `worker ${JSON.stringify(task)}` });
 }
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));

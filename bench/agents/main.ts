@@ -7,7 +7,7 @@
  * writes it into BENCHMARKS.md (between its own markers) and the chart
  * beside it. `--quick`: one seed, shorter workloads.
  */
-import { spawn } from "node:child_process";
+import { runChild } from "../measure";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
@@ -65,16 +65,7 @@ export function currentAgentsSection(): string {
 }
 
 function runWorker(task: AgentWorkerTask): Promise<AgentRunResult[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, join(__dirname, "worker.ts"), JSON.stringify(task)], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      if (code !== 0) reject(new Error(`agent worker ${JSON.stringify(task)} exited with ${code}`));
-      else resolve(JSON.parse(out.trim().split("\n").at(-1)!) as AgentRunResult[]);
-    });
-  });
+  return runChild<AgentRunResult[]>(join(__dirname, "worker.ts"), [JSON.stringify(task)], { label: `agent worker ${JSON.stringify(task)}`, exposeGc: false });
 }
 
 async function chart(results: readonly AgentRunResult[], seed: number): Promise<string> {
