@@ -1,4 +1,3 @@
-import { dispatchCustomEvent } from "@langchain/core/callbacks/dispatch";
 import type { Serialized } from "@langchain/core/load/serializable";
 import { ensureConfig, getCallbackManagerForConfig } from "@langchain/core/runnables";
 import type { CompactionHookReport } from "../compactors/compaction-hook";
@@ -7,7 +6,7 @@ import { reasonOf } from "../errors";
 
 /**
  * What the integrations tell LangChain's callbacks about compaction, as
- * custom events (`dispatchCustomEvent`), which show in `streamEvents` as
+ * custom events (as `dispatchCustomEvent` sends them), which show in `streamEvents` as
  * `on_custom_event` with the name and data below, and as a short child run
  * of the same name whose outputs are that data, under the run of the model
  * call or graph node that compacted. The child run is what a tracer sees:
@@ -87,22 +86,20 @@ export interface CompactionEventData {
 const TRACED_AS: Serialized = { lc: 1, type: "not_implemented", id: ["langchain_compaction", "events"] };
 
 /**
- * Records `data` as a child run named `name` of the current run: started and
- * ended at once, its inputs the event's name, its outputs the data. Nothing
- * outside a run (no parent to hang it under).
+ * Sends one event to the current run's callbacks (what `dispatchCustomEvent`
+ * does), then records it as a child run named `name`, started and ended at
+ * once, its inputs the event's name and its outputs the data. Nothing
+ * outside a run (no parent to send it to). A callback that fails is never
+ * the compaction's failure.
  */
-async function traceRun(name: string, data: CompactionEventData): Promise<void> {
-  const manager = await getCallbackManagerForConfig(ensureConfig());
-  if (manager === undefined || manager.getParentRunId() === undefined) return;
-  const run = await manager.handleChainStart(TRACED_AS, { event: name }, undefined, undefined, undefined, undefined, name);
-  await run.handleChainEnd({ ...data });
-}
-
-/** Sends one event, and its traced run; a callback that fails is never the compaction's failure. */
 async function dispatch(name: string, data: CompactionEventData): Promise<void> {
   try {
-    await dispatchCustomEvent(name, data);
-    await traceRun(name, data);
+    const manager = await getCallbackManagerForConfig(ensureConfig());
+    const parentRunId = manager?.getParentRunId();
+    if (manager === undefined || parentRunId === undefined) return;
+    await manager.handleCustomEvent?.(name, data, parentRunId);
+    const run = await manager.handleChainStart(TRACED_AS, { event: name }, undefined, undefined, undefined, undefined, name);
+    await run.handleChainEnd({ ...data });
   } catch {
     // Events are for observers: a handler's error must not break the conversation.
   }
