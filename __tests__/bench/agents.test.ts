@@ -133,6 +133,17 @@ describe("the scripted agent decides from what it receives", () => {
     expect(run.log.calls.filter((c) => c.kind === "agent")).toHaveLength(run.result.agentCalls);
   });
 
+  test("without compaction every request reads the whole request before it from the cache, across user turns too", async () => {
+    // createAgent names each answer after the model returns it: the log must not remember the unnamed answer, or
+    // the next turn's copy (named, from the checkpointer) no longer matches and the bill charges a rewrite.
+    const run = await runAgentWorkload(strategyOf("none"), workload);
+    const agentCalls = run.log.calls.filter((c) => c.kind === "agent");
+    expect(new Set(agentCalls.map((c) => c.invocation)).size).toBeGreaterThan(2);
+    agentCalls.slice(1).forEach((call, index) => {
+      expect({ call: index + 1, shared: call.sharedPrefixTokens }).toEqual({ call: index + 1, shared: agentCalls[index]!.inputTokens });
+    });
+  });
+
   test("a read_file result it can no longer see is read again", async () => {
     // The earliest read of each file is hidden from the model; every later one stays in view.
     const hideFirstRead = editing("hide-first-read", (messages) => {

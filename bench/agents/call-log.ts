@@ -59,7 +59,7 @@ export class CallLog {
       inputTokens,
       // A refused request is not billed and leaves nothing in the cache.
       sharedPrefixTokens: rejected ? 0 : this.cache.add(blocks),
-      outputTokens: output === null ? 0 : this.tokens.of(output),
+      outputTokens: output === null ? 0 : this.tokens.ofAnswer(output),
       problem: kind === "agent" ? providerProblem([...messages]) : null,
       rejected,
     };

@@ -33,16 +33,28 @@ export class MessageTokens {
     return print;
   }
 
+  /**
+   * Tokens of a model's answer, remembered by content only: `createAgent` names the answer (`name: "model"`) after
+   * the model returns it, so what this object is when it comes back in the next request is not what it is now.
+   */
+  ofAnswer(message: BaseMessage): number {
+    return this.byContent(messageFingerprint(message), message);
+  }
+
   of(message: BaseMessage): number {
     const known = this.byObject.get(message);
     if (known !== undefined) return known;
-    const print = this.fingerprint(message);
+    const tokens = this.byContent(this.fingerprint(message), message);
+    this.byObject.set(message, tokens);
+    return tokens;
+  }
+
+  private byContent(print: string, message: BaseMessage): number {
     let tokens = this.byFingerprint.get(print);
     if (tokens === undefined) {
       tokens = this.counter([message]) as number;
       this.byFingerprint.set(print, tokens);
     }
-    this.byObject.set(message, tokens);
     return tokens;
   }
 
