@@ -36,10 +36,13 @@ describe("summaryPrompt: \"conversation\"", () => {
     const report = await stage.compactWithReport(messages, 900, lengthCounter, { request: { systemMessage, tools: [search] }, instructions: "keep the result numbers" });
     expect(model.calls).toHaveLength(1);
     const sent = model.calls[0]!;
-    // The prefix is exactly what the model was sent last: the outside prompt, then the list itself (same objects).
+    // The prefix is exactly what the model was sent last: the outside prompt, then the list itself (same objects) up
+    // to the model's latest answer, which that request produced (the answer and the new task are not resent).
+    const seen = messages.length - 2;
+    expect(messages[seen]!.type).toBe("ai");
     expect(sent.messages[0]).toBe(systemMessage);
-    expect(sent.messages.slice(1, 1 + messages.length)).toEqual(messages);
-    expect(sent.messages).toHaveLength(messages.length + 2);
+    expect(sent.messages.slice(1, 1 + seen)).toEqual(messages.slice(0, seen));
+    expect(sent.messages).toHaveLength(seen + 2);
     expect(sent.tools).toEqual(["search"]);
     const ask = String(sent.messages.at(-1)!.content);
     expect(ask.startsWith(CONVERSATION_SUMMARY_REQUEST)).toBe(true);
@@ -79,13 +82,30 @@ describe("summaryPrompt: \"conversation\"", () => {
     const lined = stage();
     await lined.compactWithReport(shortened, 300, lengthCounter, { asSent: messages });
     const model = lined.model as ReturnType<typeof summarizer>;
-    expect(model.calls[0]!.messages.slice(0, messages.length)).toEqual(messages);
+    expect(model.calls[0]!.messages.slice(0, -1)).toEqual(messages.slice(0, -2));
     // A user message that differs: the list did not come from in-place rewrites, so the list itself is sent.
     const other = [...messages];
     other[1] = new HumanMessage("something else");
     const unlined = stage();
     await unlined.compactWithReport(shortened, 300, lengthCounter, { asSent: other });
-    expect((unlined.model as ReturnType<typeof summarizer>).calls[0]!.messages.slice(0, shortened.length)).toEqual(shortened);
+    expect((unlined.model as ReturnType<typeof summarizer>).calls[0]!.messages.slice(0, -1)).toEqual(shortened.slice(0, -2));
+  });
+
+  test("what followed the model's latest answer is not resent; a stretch reaching past that answer is sent with all of it", async () => {
+    // An agent mid-task: the latest answer called a tool whose (large) result came back after the last request.
+    const messages = chat().slice(0, -1);
+    messages.push(new HumanMessage("the task"), new AIMessage({ content: "", tool_calls: [{ id: "t", name: "search", args: { q: "t" }, type: "tool_call" }] }));
+    messages.push(new ToolMessage({ tool_call_id: "t", name: "search", content: `fresh ${"f".repeat(400)}` }));
+    const model = summarizer();
+    await new SummarizationCompactor({ model, summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null }).compactWithReport(messages, 900, lengthCounter);
+    const sent = model.calls[0]!.messages;
+    expect(sent.slice(0, -1)).toEqual(messages.slice(0, -2));
+    expect(sent.some((message) => String(message.content).startsWith("fresh"))).toBe(false);
+    // Under a target that takes every turn, the stretch ends at the task: the list is sent whole.
+    const deep = summarizer();
+    const history = chat();
+    await new SummarizationCompactor({ model: deep, summaryPrompt: "conversation", maxSummaryTokens: 50, cache: null, circuitBreaker: null }).compactWithReport(history, 120, lengthCounter);
+    expect(deep.calls[0]!.messages.slice(0, -1)).toEqual(history);
   });
 
   test("a stretch with a gap in it (a protected message) is sent as a transcript", async () => {

@@ -608,8 +608,9 @@ export class SummarizationCompactor implements Compactor {
   }
 
   /**
-   * The summary request of `"conversation"` mode: the request prefix as the
-   * model saw it (outside system prompt, then every message), then a user
+   * The summary request of `"conversation"` mode: the model's last request
+   * as it saw it (outside system prompt, then every message before its
+   * latest answer, when the stretch ends before that answer), then a user
    * message asking for a summary of the stretch, named by where it begins
    * and ends; `null` when the stretch is not one unbroken run.
    */
@@ -620,7 +621,12 @@ export class SummarizationCompactor implements Compactor {
     if (last - first + 1 !== indices.length) return null;
     // The list as the model saw it (before an earlier stage rewrote some messages one for one), when it lines up:
     // that is what the provider's cache holds.
-    const messages = asSent !== undefined && linesUp(asSent, working.messages) ? asSent : working.messages;
+    const asSeen = asSent !== undefined && linesUp(asSent, working.messages) ? asSent : working.messages;
+    // The model's last request ended where its latest answer begins: that answer and what follows it (tool results,
+    // a new user message) are not in the provider's cache, and the summary does not need them (they stay as they
+    // are). Sending them would write them to the cache for this one call.
+    const seenEnd = latestAnswerIndex(asSeen);
+    const messages = seenEnd > last ? asSeen.slice(0, seenEnd) : asSeen;
     const ask = new HumanMessage(
       `${CONVERSATION_SUMMARY_REQUEST}\n\n` +
         `Summarize only the ${indices.length} messages from ${describeBoundary(messages[first]!)} up to, but not including, ` +
@@ -669,6 +675,14 @@ function describeBoundary(message: BaseMessage): string {
   if (text !== "") return `the ${role} that begins «${text.slice(0, 80)}»`;
   const calls = toolCallsIn(message).map((call) => call.name ?? "a tool");
   return calls.length > 0 ? `the ${role} that calls ${calls.join(", ")}` : `the empty ${role}`;
+}
+
+/** Index of the last assistant message (where the model's last request ended), or the length when there is none. */
+function latestAnswerIndex(messages: readonly BaseMessage[]): number {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    if (messages[index]!.type === "ai") return index;
+  }
+  return messages.length;
 }
 
 /** Whether `asSent` is `current` with at most some tool results rewritten in place (the same call answered at each index). */
