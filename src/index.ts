@@ -111,5 +111,5 @@ export { isNativeCompaction, latestNativeCompaction } from "./messages/native-co
 export { cacheAwareMinGain } from "./compactors/cache-pricing";
 export type { CacheAwareMinGainOptions } from "./compactors/cache-pricing";
 export { CLEARED_TOOL_INPUT } from "./messages/cleared-assistant";
-export { agentCompactor } from "./compactors/agent-compactor";
+export { agentCompactor, RECOMMENDED_AGENT_COMPACT_TO } from "./compactors/agent-compactor";
 export type { AgentCompactorOptions } from "./compactors/agent-compactor";

@@ -248,8 +248,9 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`compactAt\` 0.7 and \`compactTo\` 0.4 unless the row says otherwise. The levers are rows, each with the same settings
   on every workload: the summary call that resends the conversation (\`summaryPrompt: "conversation"\`, the default of
   \`agentCompactor\`; the summary model binds the agent's tools, so the call reads the agent's cached prefix), deeper
-  compactions, pruning or offloading before summarizing. The recommended row is \`agentCompactor({ model, offload: { store } })\`
-  with \`compactTo: 0.3\` and the offload reader tool bound to the agent.
+  compactions, pruning or offloading before summarizing. The recommended row is the README's one line,
+  \`agentCompactionMiddleware({ model, contextWindow, store })\`: \`agentCompactor\` offloading to the store, \`compactTo: 0.3\`,
+  and the offload reader tool, which the middleware registers on the agent.
 - **Measured** (\`call-log.ts\`): every model call, agent and summary, as it is made. Over the window: agent requests
   (messages plus tool schemas) above the configured window; the scripted provider answered them anyway. Invalid: the run
   benchmark's provider checks (\`bench/agents/validity.ts\`: ordering rules, then \`@langchain/openai\`'s and

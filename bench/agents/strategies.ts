@@ -27,7 +27,7 @@ import {
   ToolResultPruningCompactor,
 } from "../../src";
 import type { AgentCompactorOptions, CompactionHookOptions, Compactor, TokenCounter } from "../../src";
-import { compactionMiddleware } from "../../src/integrations/middleware";
+import { agentCompactionMiddleware, compactionMiddleware } from "../../src/integrations/middleware";
 import type { ScriptedSummarizer } from "./summarizer";
 
 /** What every strategy is given. */
@@ -194,14 +194,15 @@ export const STRATEGIES: Strategy[] = [
   },
   {
     key: "ours-agent",
-    label: "ours: agentCompactor({ model, offload: { store } }), compactTo 0.3 (recommended)",
+    label: "ours: agentCompactionMiddleware({ model, contextWindow, store }) (recommended)",
     kind: "ours",
     hidden: true,
     color: "#e377c2",
+    // The one line the README recommends: agentCompactor with offloading to the store, compactTo 0.3, and the reader
+    // tool, which the middleware registers on the agent itself.
     setup: (context) => {
-      const store = new InMemoryStore();
-      const reader = createOffloadReaderTool({ store, namespace: OFFLOAD_NAMESPACE });
-      return agent(context, { offload: { store, namespace: OFFLOAD_NAMESPACE } }, { compactTo: 0.3 }, [reader]);
+      const middleware = agentCompactionMiddleware({ model: context.summarizer, contextWindow: context.contextWindow, tokenCounter: context.counter, store: new InMemoryStore() });
+      return { middleware: [middleware as unknown as AgentMiddleware] };
     },
   },
 ];

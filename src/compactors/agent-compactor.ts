@@ -18,6 +18,14 @@ import type { SummarizationCompactorOptions } from "./summarization";
 import { ToolResultOffloadCompactor } from "./tool-result-offload";
 import type { ToolResultOffloadCompactorOptions } from "./tool-result-offload";
 
+/**
+ * The `compactTo` the agent benchmark recommends with {@link agentCompactor}
+ * (`agentCompactionMiddleware`'s default): deeper than the hook's default
+ * 0.4, so compactions, each a rewrite of the provider's cached prefix, come
+ * less often.
+ */
+export const RECOMMENDED_AGENT_COMPACT_TO = 0.3;
+
 /** Options of {@link agentCompactor}: the summary model, and any summarization option to override. */
 export interface AgentCompactorOptions extends Omit<SummarizationCompactorOptions, "protect"> {
   /**

@@ -12,10 +12,16 @@ import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { raceAbort } from "../compactors/abort";
+import { agentCompactor, RECOMMENDED_AGENT_COMPACT_TO } from "../compactors/agent-compactor";
+import type { AgentCompactorOptions } from "../compactors/agent-compactor";
 import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, CompactionHookReport, CompactionRunOptions } from "../compactors/compaction-hook";
 import type { RequestOverhead, ToolLike } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
+import { createOffloadReaderTool } from "../compactors/offload-reader";
+import { assertOffloadStore } from "../compactors/offload-store";
+import type { OffloadStore } from "../compactors/offload-store";
+import type { SummaryModel } from "../compactors/summarization";
 import type { EvictionCallback } from "../compactors/evictions";
 import { describeValue } from "../errors";
 import { repairDanglingCalls } from "../messages/dangling-calls";
@@ -283,4 +289,60 @@ function countsOf(overflow: { requestTokens?: number; limitTokens?: number }): {
     ...(overflow.requestTokens === undefined ? {} : { requestTokens: overflow.requestTokens }),
     ...(overflow.limitTokens === undefined ? {} : { limitTokens: overflow.limitTokens }),
   };
+}
+
+/** Options of {@link agentCompactionMiddleware}: the middleware's own, less `compactor`, which it builds. */
+export interface AgentCompactionMiddlewareOptions extends Omit<CompactionMiddlewareOptions, "compactor"> {
+  /** The agent's own chat model: it writes the summaries, reading the conversation from the provider's prompt cache. */
+  model: SummaryModel;
+  /**
+   * Where large tool results are offloaded (a LangGraph `BaseStore`, such as
+   * `InMemoryStore`, or any `OffloadStore`). The middleware then gives the
+   * agent the tool that reads one back (`createOffloadReaderTool`): do not
+   * add it yourself. Default none: summaries and the window only.
+   */
+  store?: OffloadStore;
+  /** Options of the {@link agentCompactor} it builds (summary size, instructions, `protect`, `before`, ...). Default none. */
+  summarization?: Omit<AgentCompactorOptions, "model" | "offload">;
+}
+
+/**
+ * The recommended compaction for a `createAgent` agent, in one line:
+ * {@link compactionMiddleware} with `agentCompactor` (large tool results
+ * offloaded to `store` when one is given, then summaries written by the
+ * agent's own model, then a window that keeps every summary) and
+ * `compactTo: 0.3` (fewer, deeper compactions: each one rewrites the
+ * provider's cached prefix). With a store it also registers the tool that
+ * reads an offloaded result back. Every option of `compactionMiddleware`
+ * but `compactor` may be given, and overrides these defaults.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({
+ *   model,
+ *   tools,
+ *   middleware: [agentCompactionMiddleware({ model, contextWindow: 200_000, store: new InMemoryStore() })],
+ *   checkpointer: new MemorySaver(),
+ * });
+ * ```
+ */
+export function agentCompactionMiddleware(options: AgentCompactionMiddlewareOptions) {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`agentCompactionMiddleware options must be an object, got ${describeValue(options)}`);
+  }
+  const given = (options as { compactor?: unknown }).compactor;
+  if (given !== undefined) {
+    throw new TypeError(`agentCompactionMiddleware builds its own compactor; pass \`summarization\` options, or use compactionMiddleware for another compactor (got \`compactor\`: ${describeValue(given)})`);
+  }
+  const { model, store, summarization = {}, ...middlewareOptions } = options;
+  if (typeof summarization !== "object" || summarization === null) {
+    throw new TypeError(`\`summarization\` must be the options of agentCompactor, got ${describeValue(summarization)}`);
+  }
+  if (store !== undefined) assertOffloadStore(store);
+  const compactor = agentCompactor({ ...summarization, model, ...(store === undefined ? {} : { offload: { store } }) });
+  const defaultTarget = middlewareOptions.compactTo === undefined && middlewareOptions.target === undefined ? { compactTo: RECOMMENDED_AGENT_COMPACT_TO } : {};
+  const middleware = compactionMiddleware({ ...defaultTarget, ...middlewareOptions, compactor });
+  // createAgent binds a middleware's `tools` to the model and runs them in its tool node, beside the agent's own.
+  if (store !== undefined) Object.assign(middleware, { tools: [createOffloadReaderTool({ store })] });
+  return middleware;
 }
