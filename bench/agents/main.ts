@@ -248,7 +248,8 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`compactAt\` 0.7 and \`compactTo\` 0.4 unless the row says otherwise. The levers are rows, each with the same settings
   on every workload: the summary call that resends the conversation (\`summaryPrompt: "conversation"\`, the default of
   \`agentCompactor\`; the summary model binds the agent's tools, so the call reads the agent's cached prefix), deeper
-  compactions, pruning or offloading before summarizing. The recommended row is the README's one line,
+  compactions, pruning or offloading before summarizing; on top of the recommended line, clearing old tool-call inputs
+  (\`clearToolInputs\`, results left alone) and a \`minGainTokens\` priced by \`cacheAwareMinGain\`. The recommended row is the README's one line,
   \`agentCompactionMiddleware({ model, contextWindow, store })\`: \`agentCompactor\` offloading to the store, \`compactTo: 0.3\`,
   and the offload reader tool, which the middleware registers on the agent.
 - **Measured** (\`call-log.ts\`): every model call, agent and summary, as it is made. Over the window: agent requests
@@ -269,9 +270,12 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
 - **Goals** (recommended configuration, pooled and per workload): 0 over the window, 0 invalid, no failed run; at least
   as many questions answered as every peer; all-in bill no more than the cheapest valid peer under each price model.
 - **Not measured here**: real model behaviour (the agent and summary models are scripted), cache lifetimes, latency.
-  Levers measured while choosing the recommended row and left out to keep the run short (one seed, same workloads):
-  \`minGainTokens\` at 15% of the window changed nothing (every compaction from 0.7 to 0.4 frees more), summaries
-  held to 512 tokens cost more (more summary calls), \`compactAt\` 0.85 (peers left at 0.7) was no cheaper than
-  offloading with \`compactTo\` 0.3.
+  Clearing old reasoning (\`clearThinking\`) has no row: the scripted agent writes no reasoning blocks. Levers
+  measured while choosing the recommended row and left out to keep the run short (one seed, same workloads):
+  summaries held to 512 tokens cost more (more summary calls), \`compactAt\` 0.85 (peers left at 0.7) was no
+  cheaper than offloading with \`compactTo\` 0.3; a summary call that resends only the shortest earlier request
+  holding the stretch (instead of the latest) billed less here (coding, cached 0.5: summary input 70k against 100k
+  on seed 1) but was not adopted: on Anthropic that request's cache entry may have expired (five minutes), which
+  this model does not see.
 `;
 }

@@ -19,6 +19,7 @@ import { ClearToolUsesEdit, contextEditingMiddleware, createMiddleware, summariz
 import type { AgentMiddleware } from "langchain";
 import {
   agentCompactor,
+  cacheAwareMinGain,
   createOffloadReaderTool,
   isSummaryMessage,
   SlidingWindowCompactor,
@@ -28,6 +29,7 @@ import {
 } from "../../src";
 import type { AgentCompactorOptions, CompactionHookOptions, Compactor, TokenCounter } from "../../src";
 import { agentCompactionMiddleware, compactionMiddleware } from "../../src/integrations/middleware";
+import type { AgentCompactionMiddlewareOptions } from "../../src/integrations/middleware";
 import type { ScriptedSummarizer } from "./summarizer";
 
 /** What every strategy is given. */
@@ -84,6 +86,12 @@ function agent(context: StrategyContext, overrides: Omit<AgentCompactorOptions, 
 }
 
 const OFFLOAD_NAMESPACE = ["bench", "agents", "tool_results"];
+
+/** The recommended line, `agentCompactionMiddleware` with a store, plus `extra` options (the lever rows). */
+function recommended(context: StrategyContext, extra: Partial<AgentCompactionMiddlewareOptions> = {}): StrategySetup {
+  const middleware = agentCompactionMiddleware({ model: context.summarizer, contextWindow: context.contextWindow, tokenCounter: context.counter, store: new InMemoryStore(), ...extra });
+  return { middleware: [middleware as unknown as AgentMiddleware] };
+}
 
 export const STRATEGIES: Strategy[] = [
   {
@@ -192,6 +200,31 @@ export const STRATEGIES: Strategy[] = [
     color: "#c5b0d5",
     setup: (context) => agent(context, { before: [new ToolResultPruningCompactor()] }),
   },
+  // Levers on top of the recommended line, one change each.
+  {
+    key: "lever-clear-inputs",
+    label: "lever: recommended + old tool-call inputs over 200 tokens cleared first (clearToolInputs)",
+    kind: "lever",
+    color: "#aec7e8",
+    // Pruning that clears inputs only: its results threshold is out of reach, so no result is pruned.
+    setup: (context) => recommended(context, { summarization: { before: [new ToolResultPruningCompactor({ minTokens: 10_000_000, clearToolInputs: { minTokens: 200 } })] } }),
+  },
+  {
+    key: "lever-min-gain",
+    label: "lever: recommended + minGainTokens priced by cacheAwareMinGain (Anthropic prices, 20 calls to the next compaction)",
+    kind: "lever",
+    color: "#ffbb78",
+    setup: (context) =>
+      recommended(context, {
+        minGainTokens: cacheAwareMinGain({
+          contextTokens: Math.floor(context.contextWindow * context.compactAt),
+          cacheWriteMultiplier: 1.25,
+          cacheReadMultiplier: 0.1,
+          expectedCallsBeforeNextCompaction: 20,
+          unchangedPrefixTokens: context.systemTokens + context.schemaTokens([]),
+        }),
+      }),
+  },
   {
     key: "ours-agent",
     label: "ours: agentCompactionMiddleware({ model, contextWindow, store }) (recommended)",
@@ -200,10 +233,7 @@ export const STRATEGIES: Strategy[] = [
     color: "#e377c2",
     // The one line the README recommends: agentCompactor with offloading to the store, compactTo 0.3, and the reader
     // tool, which the middleware registers on the agent itself.
-    setup: (context) => {
-      const middleware = agentCompactionMiddleware({ model: context.summarizer, contextWindow: context.contextWindow, tokenCounter: context.counter, store: new InMemoryStore() });
-      return { middleware: [middleware as unknown as AgentMiddleware] };
-    },
+    setup: (context) => recommended(context),
   },
 ];
 
