@@ -128,6 +128,7 @@ describe("agentCompactionMiddleware", () => {
     expect(() => agentCompactionMiddleware({ model, contextWindow: WINDOW, compactor: agentCompactor({ model }) } as never)).toThrow(/builds its own compactor/);
     expect(() => agentCompactionMiddleware({ model, contextWindow: WINDOW, store: { get: 1 } as never })).toThrow(TypeError);
     expect(() => agentCompactionMiddleware({ model, contextWindow: WINDOW, summarization: "short" as never })).toThrow(/`summarization` must be the options of agentCompactor, got "short"/);
+    expect(() => agentCompactionMiddleware({ model, contextWindow: WINDOW, summarization: [] as never })).toThrow(/`summarization` must be the options of agentCompactor/);
     expect(() => agentCompactionMiddleware({ model: undefined as never, contextWindow: WINDOW })).toThrow(/model/);
     expect(() => agentCompactionMiddleware({ model, contextWindow: -1 })).toThrow(/contextWindow/);
   });

@@ -18,11 +18,11 @@ import { CompactionHook } from "../compactors/compaction-hook";
 import type { CompactionHookOptions, CompactionHookReport, CompactionRunOptions } from "../compactors/compaction-hook";
 import type { RequestOverhead, ToolLike } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
+import type { EvictionCallback } from "../compactors/evictions";
 import { createOffloadReaderTool } from "../compactors/offload-reader";
 import { assertOffloadStore } from "../compactors/offload-store";
 import type { OffloadStore } from "../compactors/offload-store";
 import type { SummaryModel } from "../compactors/summarization";
-import type { EvictionCallback } from "../compactors/evictions";
 import { describeValue } from "../errors";
 import { repairDanglingCalls } from "../messages/dangling-calls";
 import { commitPlan } from "./commit-update";
@@ -335,7 +335,7 @@ export function agentCompactionMiddleware(options: AgentCompactionMiddlewareOpti
     throw new TypeError(`agentCompactionMiddleware builds its own compactor; pass \`summarization\` options, or use compactionMiddleware for another compactor (got \`compactor\`: ${describeValue(given)})`);
   }
   const { model, store, summarization = {}, ...middlewareOptions } = options;
-  if (typeof summarization !== "object" || summarization === null) {
+  if (typeof summarization !== "object" || summarization === null || Array.isArray(summarization)) {
     throw new TypeError(`\`summarization\` must be the options of agentCompactor, got ${describeValue(summarization)}`);
   }
   if (store !== undefined) assertOffloadStore(store);
