@@ -72,6 +72,20 @@ describe("the analyst workload is built from its seed", () => {
     expect(quick.turns.some((t) => t.question !== undefined)).toBe(true);
   });
 
+  test("a column a query needs shows in its own table's definition only (each table has a region column)", () => {
+    for (const seed of [1, 2, 3]) {
+      const workload = analystWorkload(seed);
+      const world = workload.createWorld();
+      const keys = new Set(workload.turns.flatMap((t) => t.steps).flatMap((s) => s.needs).filter((key) => key.startsWith("column:")));
+      const definitions = new Map(["sales.orders_fact", "finance.refunds", "web.sessions"].map((table) => [table, world.run("describe_table", { table })]));
+      expect(keys.size).toBeGreaterThan(20);
+      for (const key of keys) {
+        const shownIn = [...definitions].filter(([, text]) => text.includes(world.info(key).marker)).map(([table]) => table);
+        expect({ key, shownIn }).toEqual({ key, shownIn: [key.split(":")[1]] });
+      }
+    }
+  });
+
   test("the user pastes large data, and every question's fact comes from where it says", () => {
     const workload = analystWorkload(1);
     const pastes = workload.turns.filter((t) => t.user.includes("```"));

@@ -28,11 +28,12 @@ export interface TableSchema {
 }
 
 /**
- * What shows that a column's definition is in view: its name and type, which only the definition prints side by
- * side (queries, results and charts name a column without its type).
+ * A column's line in its table's definition (as Snowflake's `GET_DDL` prints it, without the comma): name, type,
+ * nullability and comment. The line is what shows the definition is in view: queries, results and charts name a
+ * column without its type, and the comment tells apart same-named columns of different tables (`region` is in each).
  */
-export function columnDefinition(column: Pick<Column, "name" | "type">): string {
-  return `${column.name} ${column.type}`;
+export function columnDefinition(column: Column): string {
+  return `${column.name} ${column.type}${column.notNull ? " NOT NULL" : ""} COMMENT '${column.comment.replace(/'/g, "''")}'`;
 }
 
 const COLUMN_STEMS = [
@@ -88,12 +89,12 @@ export function tableColumns(random: Random, core: readonly Column[], count: num
   return columns;
 }
 
-/** What `SHOW CREATE TABLE` prints: every column with its type, nullability and comment. */
+/** A table's definition (`SHOW CREATE TABLE`): every column with its type, nullability and comment. */
 export function tableDefinition(schema: TableSchema): string {
   const lines = [`CREATE TABLE ${schema.name} (`];
   schema.columns.forEach((column, index) => {
     const comma = index === schema.columns.length - 1 ? "" : ",";
-    lines.push(`  ${columnDefinition(column)}${column.notNull ? " NOT NULL" : ""}${comma} -- ${column.comment}`);
+    lines.push(`  ${columnDefinition(column)}${comma}`);
   });
   lines.push(`)`, `PARTITION BY (${schema.partitionedBy});`, `-- ${schema.columns.length} columns, about ${schema.rows.toLocaleString("en-US")} rows`);
   return lines.join("\n");
