@@ -9,6 +9,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import type { AgentMiddleware } from "langchain";
+import { idsIn } from "../../bench/agents/facts";
 import { runAgentWorkload } from "../../bench/agents/harness";
 import type { AgentRun } from "../../bench/agents/harness";
 import { requestText } from "../../bench/agents/request-text";
@@ -91,6 +92,8 @@ describe("the analyst workload is built from its seed", () => {
     const pastes = workload.turns.filter((t) => t.user.includes("```"));
     expect(pastes.length).toBeGreaterThanOrEqual(3);
     for (const paste of pastes) expect(paste.user.length).toBeGreaterThan(3_000);
+    // Nothing but the planted facts has their format (the summarizer keeps what has it).
+    expect(idsIn(planText(workload)).sort()).toEqual(workload.facts.map((f) => f.id).sort());
     const world = workload.createWorld();
     const toolText: string[] = [];
     workload.turns.forEach((turn, index) => {
