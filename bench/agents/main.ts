@@ -1,7 +1,7 @@
 /**
- * `npm run bench -- --agents`: every strategy on three agent workloads
+ * `npm run bench -- --agents`: every strategy on four agent workloads
  * written apart from the library's design (a coding agent, a research
- * agent, a support chat), several seeds each, through `createAgent`,
+ * agent, a support chat, a data analyst agent), several seeds each, through `createAgent`,
  * offline; then the same runs against a provider whose real window is
  * smaller than the configured one. Prints the section; with `--write` also
  * writes it into BENCHMARKS.md (between its own markers) and the chart
@@ -40,7 +40,7 @@ export const HIDDEN_WINDOW_FRACTIONS = [0.85, 0.6];
 /** Children run at once (the machine has 2 cores). */
 const PARALLEL = 2;
 
-const TITLES: Record<WorkloadKey, string> = { coding: "Coding agent", research: "Research agent", support: "Support chat" };
+const TITLES: Record<WorkloadKey, string> = { coding: "Coding agent", research: "Research agent", support: "Support chat", analyst: "Data analyst agent" };
 
 function progress(text: string): void {
   process.stderr.write(`  ${text}\n`);
@@ -156,7 +156,7 @@ export async function runAgentBench(options: AgentBenchOptions = {}): Promise<st
     `Produced by \`npm run bench -- --runs${quick ? " --quick" : ""}\`. Date: ${new Date().toISOString()}. Machine: ${machine}. Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.` +
       (quick ? " **Quick run: one seed, shortened workloads; not the numbers to quote.**" : ""),
     "",
-    `Three agents written apart from the library's design (\`bench/agents/\`; the older self-written run benchmark, \`bench/runs/\`, was retired: its model replayed a script whatever it was sent, so lost context cost nothing), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
+    `Four agents written apart from the library's design (\`bench/agents/\`; the older self-written run benchmark, \`bench/runs/\`, was retired: its model replayed a script whatever it was sent, so lost context cost nothing), ${seeds.length} seed${seeds.length > 1 ? "s" : ""} each, every strategy through \`createAgent\` with a checkpointer and the same counter. ` +
       "The scripted agent model decides each call from what it is sent: it fetches again what it needs and can no longer see, so lost context costs calls and the bill shows it (see the method below). " +
       `Recommended configuration (★): ${recommended.label}. Levers: rows marked "lever", one change each. ✓: a peer that stayed valid (0 over the window, 0 invalid, no failed run). Bills are in thousands of token-equivalents (an uncached input token = 1), summed over the runs.`,
     "",
@@ -204,6 +204,7 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   const coding = sample("coding");
   const research = sample("research");
   const support = sample("support");
+  const analyst = sample("analyst");
   const questions = (w: ReturnType<typeof sample>) => w.turns.filter((turn) => turn.question !== undefined).length;
   return `### Method
 
@@ -221,9 +222,19 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
     two order numbers, a postcode, a pickup point and a loyalty card in the first turns; later turns ask about stock
     (\`check_stock\`), policies, order status (\`lookup_order\`, needs the order number), replacements (order number and
     postcode), a pickup change.
-  - *Questions* (${questions(coding)}, ${questions(research)} and ${questions(support)} per run): a user turn asks for a planted fact — an error code from an
+  - *Data analyst agent* (window ${analyst.contextWindow.toLocaleString("en-US")}): ${analyst.turns.length - questions(analyst)} requests of one quarterly review against a
+    warehouse. Much of what it needs comes from the user: finance's monthly targets (a CSV of about 7 KB), a loader's log (7-13 KB)
+    and a CRM export (4-12 KB) are pasted into user messages, which no tool-result edit can clear; later queries and the report
+    need their rows, and when they are out of view the agent asks the user to paste them again. Before each \`run_sql\` it
+    needs the definition line of every column the query uses (\`describe_table\`: 40-130 columns, 4-12 KB, read once per
+    table, so losing it costs a second describe); results run from six-row aggregates of a few hundred bytes to breakdowns and
+    top-N lists of up to 25 KB; \`load_csv\`, \`save_chart\` (Vega-Lite, data inline) and \`write_report\` take inputs of
+    2-12 KB. Follow-ups build on figures found turns before (Q3 revenue per region against Q4, against targets, in the
+    report); a figure out of view is queried again.
+  - *Questions* (${questions(coding)}, ${questions(research)}, ${questions(support)} and ${questions(analyst)} per run): a user turn asks for a planted fact — an error code from an
     earlier test log, a source id behind a finding, the ticket or branch or reviewer the user named, a postcode, an order or
-    tracking number. The support chat asks for what was last mentioned at least 20 turns before.
+    tracking number, the result id behind a figure, a chart id, or the budget version, loader run or CRM export id the user
+    pasted with their data. The support chat asks for what was last mentioned at least 20 turns before.
 - **The agent's model** (\`agent-model.ts\`) works through a fixed plan per user turn, one step per call, and decides each
   call from the request it received. Before a step it checks that each piece of information the step needs is visible
   in the request text (all messages, summaries and placeholders, and the string arguments of its own earlier tool calls):

@@ -74,7 +74,7 @@ export interface Fact {
   label: string;
 }
 
-export type WorkloadKey = "coding" | "research" | "support";
+export type WorkloadKey = "coding" | "research" | "support" | "analyst";
 
 /** One workload of one seed. */
 export interface Workload {
