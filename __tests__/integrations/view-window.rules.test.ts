@@ -3,7 +3,7 @@
  * applying a cut that only hides (survivors of a mutation run of
  * `src/integrations/view-window.ts`). A shown message is a history message
  * when it is one of history's objects or carries one's id (a stand-in when it
- * differs by type, content or compaction metadata); history after the newest
+ * differs by type, content, calls, provider fields or compaction metadata); history after the newest
  * shown message is new, not hidden, once the history has grown since.
  */
 import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
@@ -44,6 +44,20 @@ describe("viewOfShown", () => {
     expect(viewOfShown(messages, [messages[0]!, otherType, messages[3]!]).rewritten).toEqual([otherType]);
     const marked = new AIMessage({ id: "a1", content: "old answer", response_metadata: { compaction: { strategy: "x" } } });
     expect(viewOfShown(messages, [messages[0]!, marked, messages[3]!]).rewritten).toEqual([marked]);
+  });
+
+  test("a stand-in that keeps the text (a call's input cleared, reasoning dropped beside the text) is a stand-in", () => {
+    const call = { id: "c1", name: "write_file", args: { path: "a.ts", text: "x".repeat(500) }, type: "tool_call" as const };
+    const original = new AIMessage({ id: "a1", content: "Writing.", tool_calls: [call], additional_kwargs: { reasoning_content: "think" } });
+    const messages = [history()[0]!, original, history()[3]!];
+    const readBack = new AIMessage({ id: "a1", content: "Writing.", tool_calls: [{ ...call, args: { ...call.args } }], additional_kwargs: { reasoning_content: "think" } });
+    expect(viewOfShown(messages, [messages[0]!, readBack, messages[2]!]).rewritten).toEqual([]);
+    const inputCleared = new AIMessage({ id: "a1", content: "Writing.", tool_calls: [{ ...call, args: { input_removed: "gone" } }], additional_kwargs: { reasoning_content: "think" } });
+    expect(viewOfShown(messages, [messages[0]!, inputCleared, messages[2]!]).rewritten).toEqual([inputCleared]);
+    const reasoningCleared = new AIMessage({ id: "a1", content: "Writing.", tool_calls: [call] });
+    expect(viewOfShown(messages, [messages[0]!, reasoningCleared, messages[2]!]).rewritten).toEqual([reasoningCleared]);
+    const invalidCleared = new AIMessage({ id: "a1", content: "Writing.", tool_calls: [call], additional_kwargs: { reasoning_content: "think" }, invalid_tool_calls: [{ id: "c2", name: "x", args: "{}", error: "bad", type: "invalid_tool_call" }] });
+    expect(viewOfShown(messages, [messages[0]!, invalidCleared, messages[2]!]).rewritten).toEqual([invalidCleared]);
   });
 
   test("grownSince: history after the newest message shown is new, not hidden", () => {

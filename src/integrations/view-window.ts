@@ -153,13 +153,31 @@ export function applyCompactionView(messages: readonly BaseMessage[], view: Comp
   return result;
 }
 
-/** Whether `shown` is the history message `original` as it was (same object, or the same message read back from a checkpoint). */
+/**
+ * Whether `shown` is the history message `original` as it was (the same
+ * object, or the same message read back from a checkpoint), rather than a
+ * stand-in for it. A stand-in may differ anywhere a compactor rewrites: the
+ * text, a call's input (cleared tool inputs keep the text), reasoning kept
+ * beside the text, the compaction metadata. Taking a stand-in for the
+ * original would show the original again at the next call, uncompacted.
+ */
 function sameMessage(shown: BaseMessage, original: BaseMessage): boolean {
   if (shown === original) return true;
-  if (shown.type !== original.type) return false;
-  const content = (message: BaseMessage) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content));
-  const compaction = (message: BaseMessage) => JSON.stringify((message.response_metadata as Record<string, unknown> | undefined)?.compaction ?? null);
-  return content(shown) === content(original) && compaction(shown) === compaction(original);
+  return shown.type === original.type && rewritableParts(shown) === rewritableParts(original);
+}
+
+/** What of a message a compaction may rewrite, as text (for comparing a message with its copy). */
+function rewritableParts(message: BaseMessage): string {
+  const calls = (list: unknown) => (Array.isArray(list) ? list.map((call: { id?: unknown; name?: unknown; args?: unknown }) => [call.id, call.name, call.args]) : null);
+  const metadata = message.response_metadata as Record<string, unknown> | undefined;
+  return JSON.stringify([
+    message.content,
+    calls((message as { tool_calls?: unknown }).tool_calls),
+    calls((message as { invalid_tool_calls?: unknown }).invalid_tool_calls),
+    message.additional_kwargs ?? {},
+    metadata?.compaction ?? null,
+    metadata?.output ?? null,
+  ]);
 }
 
 /**
