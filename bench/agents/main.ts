@@ -280,6 +280,12 @@ function methodNotes(seeds: readonly number[], quick: boolean): string {
   \`ChatAnthropic\` throws for a 400 "prompt is too long" (built offline through the real class with a stub \`fetch\`).
 - **Goals** (recommended configuration, pooled and per workload): 0 over the window, 0 invalid, no failed run; at least
   as many questions answered as every peer; all-in bill no more than the cheapest valid peer under each price model.
+- **What bounds a miss of the bill**: each goal line breaks the difference down (agent input, summary input, output).
+  A summary call of ours resends the model's last request, read from the cache: under a price model whose cached
+  input costs 0.5 it pays half the conversation per call, where LangChain's \`summarizationMiddleware\` sends the last
+  4,000 tokens of what it replaces (and answers fewer questions); context editing makes no summary call at all, so
+  where it stays inside the window its bill has no summary input or output to match, and what it saves on them
+  is bounded by what its agent pays to fetch cleared results again.
 - **Not measured here**: real model behaviour (the agent and summary models are scripted), cache lifetimes, latency.
   Clearing old reasoning (\`clearThinking\`) has no row: the scripted agent writes no reasoning blocks. Levers
   measured while choosing the recommended row and left out to keep the run short (one seed, same workloads):
