@@ -8,8 +8,8 @@ import type { TokenCounterLike } from "../counting/types";
 import { assertTokenBudget, assertWholeNumber, describeValue } from "../errors";
 import { compactionMetadataOf, withCompactionMetadata } from "../messages/compaction-metadata";
 import type { PrunedResultMetadata } from "../messages/compaction-metadata";
-import { exchangesOf, toolCallsIn } from "../messages/exchanges";
-import { isTool } from "../messages/roles";
+import { asksForTools, collectAssistantCallIds, exchangesOf, toolCallIdsOf, toolCallsIn } from "../messages/exchanges";
+import { isAI, isTool, toolCallIdOf } from "../messages/roles";
 import { nextSlice, sliceUsedUp } from "../time-slices";
 import { assertCompactOptions, signalOf, throwIfAborted } from "./abort";
 import { assistantCandidates, assistantClearer } from "./assistant-clearing";
@@ -89,7 +89,7 @@ function renderPlaceholder(template: string, toolName: string): string {
  * with one of them (a parallel result that landed earlier, between other
  * messages).
  */
-function trailingBatch(messages: readonly BaseMessage[]): Set<number> {
+export function trailingBatchByRule(messages: readonly BaseMessage[]): Set<number> {
   const batch = new Set<number>();
   let index = messages.length - 1;
   while (index >= 0 && isTool(messages[index]!)) batch.add(index--);
@@ -101,6 +101,66 @@ function trailingBatch(messages: readonly BaseMessage[]): Set<number> {
     for (const member of exchanges.members[exchange]!) if (isTool(messages[member]!)) batch.add(member);
   }
   return batch;
+}
+
+/**
+ * {@link trailingBatchByRule} without the exchanges of the whole history
+ * (this runs at every pruning, over every message): the exchange of the
+ * trailing results is grown from their ids alone, asking message by asking
+ * message and result by result, until it stops growing. The tests check it
+ * equals the rule on messy conversations.
+ */
+export function trailingBatch(messages: readonly BaseMessage[]): Set<number> {
+  const batch = new Set<number>();
+  let index = messages.length - 1;
+  while (index >= 0 && isTool(messages[index]!)) batch.add(index--);
+  if (batch.size === 0) return batch;
+  // An exchange is held together by its results: a result joins every message asking for its id (and an id-less one
+  // the asking message it follows), so the ids answered within it say which asking messages belong, and the ids
+  // those ask say which results do.
+  const answered = new Set<string>();
+  const asked = new Set<string>();
+  const askers = new Set<number>();
+  const join = (asker: number, callIds: readonly string[]) => {
+    askers.add(asker);
+    for (const id of callIds) asked.add(id);
+  };
+  let idless = false;
+  for (const result of batch) {
+    const id = toolCallIdOf(messages[result]!);
+    if (id === undefined) idless = true;
+    else answered.add(id);
+  }
+  if (idless && index >= 0 && asksForTools(messages[index]!)) join(index, toolCallIdsOf(messages[index]!));
+  const callIds: string[] = [];
+  for (let grown = true; grown; ) {
+    grown = false;
+    messages.forEach((message, position) => {
+      if (isAI(message)) {
+        if (askers.has(position)) return;
+        callIds.length = 0;
+        collectAssistantCallIds(message, callIds);
+        if (!callIds.some((id) => answered.has(id))) return;
+        join(position, callIds);
+        grown = true;
+      } else if (isTool(message) && !batch.has(position)) {
+        const id = toolCallIdOf(message);
+        const joins = id === undefined ? askers.has(precedingAsker(messages, position)) : asked.has(id);
+        if (!joins) return;
+        batch.add(position);
+        if (id !== undefined) answered.add(id);
+        grown = true;
+      }
+    });
+  }
+  return batch;
+}
+
+/** The asking message an id-less result at `position` directly follows (through a run of results), or -1. */
+function precedingAsker(messages: readonly BaseMessage[], position: number): number {
+  let index = position - 1;
+  while (index >= 0 && isTool(messages[index]!)) index -= 1;
+  return index >= 0 && asksForTools(messages[index]!) ? index : -1;
 }
 
 /** Tool names by call id, read from every call of every assistant message (for results that lost their own `name`). */

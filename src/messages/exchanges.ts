@@ -115,9 +115,34 @@ export function toolCallIdsOf(message: BaseMessage): string[] {
   return ids;
 }
 
-/** Whether `message` asks for any tool, with or without an id (a result without an id may then answer it by following it). */
+/**
+ * Whether `message` asks for any tool, with or without an id (a result
+ * without an id may then answer it by following it): the rule is
+ * `toolCallsIn(message).length > 0`. Read here without building the calls
+ * (every source's first object is a call; in content, a block of a call
+ * type), because `exchangesOf` asks it of every assistant message without
+ * call ids, which is most of them (every final answer); the tests check it
+ * equals the rule on every shape.
+ */
 export function asksForTools(message: BaseMessage): boolean {
-  return toolCallsIn(message).length > 0;
+  if (!isAI(message)) return false;
+  const ai = message as BaseMessage & { tool_calls?: unknown; invalid_tool_calls?: unknown };
+  if (holdsObject(ai.tool_calls) || holdsObject(ai.invalid_tool_calls)) return true;
+  if (holdsObject(record(message.additional_kwargs)?.tool_calls)) return true;
+  const content: unknown = message.content;
+  if (!Array.isArray(content)) return false;
+  for (const block of content as unknown[]) {
+    const fields = record(block);
+    if (fields !== undefined && typeof fields.type === "string" && CALL_BLOCK_TYPES.has(fields.type)) return true;
+  }
+  return false;
+}
+
+/** Whether `items` is an array holding at least one object (what `collect` reads a call from). */
+function holdsObject(items: unknown): boolean {
+  if (!Array.isArray(items)) return false;
+  for (const item of items as unknown[]) if (record(item) !== undefined) return true;
+  return false;
 }
 
 /** The exchanges of a conversation: see {@link exchangesOf}. */
