@@ -19,10 +19,10 @@
  * that; `--quick` makes it short.
  */
 import { runChild } from "./measure";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { currentAgentsSection, runAgentBench } from "./agents/main";
+import { AGENTS_SECTION_START, currentAgentsSection, runAgentBench } from "./agents/main";
 import { runBeforeAfter } from "./before-after";
 import { runDevicesBench } from "./devices";
 import { compareQuality } from "./quality";
@@ -264,7 +264,13 @@ async function main(): Promise<void> {
   const beforeAfter = process.argv.indexOf("--before-after");
   if (beforeAfter >= 0) {
     const ref = process.argv[beforeAfter + 1];
-    process.stdout.write(`${await runBeforeAfter(ref === undefined || ref.startsWith("--") ? undefined : ref)}\n`);
+    const table = await runBeforeAfter(ref === undefined || ref.startsWith("--") ? undefined : ref);
+    process.stdout.write(`${table}\n`);
+    if (process.argv.includes("--write")) {
+      const path = join(__dirname, "..", "BENCHMARKS.md");
+      writeFileSync(path, withBeforeAfterSection(readFileSync(path, "utf8"), `## Against an earlier commit\n\n\`npm run bench -- --before-after\`, ${new Date().toISOString()}.\n\n${table}`));
+      process.stderr.write(`wrote ${path} (before/after section)\n`);
+    }
     return;
   }
   // `--devices`: only the speed devices against their plain versions (bench/devices.ts), printed.
@@ -317,10 +323,33 @@ async function main(): Promise<void> {
     const path = join(__dirname, "..", "BENCHMARKS.md");
     // The agent-run section is written by its own bench: kept as it is here, then rewritten by it below.
     const agents = currentAgentsSection();
-    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${agents === "" ? "" : `\n${agents}\n`}`);
+    // So is the before/after section (`--before-after --write`).
+    const beforeAfterSection = existsSync(path) ? markedSection(readFileSync(path, "utf8"), BEFORE_AFTER_START, BEFORE_AFTER_END) : "";
+    const kept = [beforeAfterSection, agents].filter((section) => section !== "").map((section) => `\n${section}\n`).join("");
+    writeFileSync(path, `${BENCHMARKS_HEADER}\n${output}\n\n${BENCHMARKS_NOTES}\n${kept}`);
     process.stderr.write(`wrote ${path}\n`);
   }
   await runAgentBench({ write: process.argv.includes("--write") });
+}
+
+/** Markers of the before/after section of BENCHMARKS.md. */
+const BEFORE_AFTER_START = "<!-- before-after:start -->";
+const BEFORE_AFTER_END = "<!-- before-after:end -->";
+
+/** The section between `start` and `end` in `document`, markers included ("" when there is none). */
+function markedSection(document: string, start: string, end: string): string {
+  const from = document.indexOf(start);
+  const to = document.indexOf(end);
+  return from >= 0 && to > from ? document.slice(from, to + end.length) : "";
+}
+
+/** `document` with its before/after section replaced by `section`, or the section put before the agent runs'. */
+function withBeforeAfterSection(document: string, section: string): string {
+  const block = `${BEFORE_AFTER_START}\n${section.trim()}\n${BEFORE_AFTER_END}`;
+  const current = markedSection(document, BEFORE_AFTER_START, BEFORE_AFTER_END);
+  if (current !== "") return document.replace(current, () => block);
+  const agents = document.indexOf(AGENTS_SECTION_START);
+  return agents >= 0 ? `${document.slice(0, agents)}${block}\n\n${document.slice(agents)}` : `${document.trimEnd()}\n\n${block}\n`;
 }
 
 const BENCHMARKS_HEADER = `# Benchmarks
@@ -391,6 +420,11 @@ const BENCHMARKS_NOTES = `## How to read this
 - **Pruning alone** counts every message once (it must know whether the target is reached) and builds a replacement
   \`ToolMessage\` for each result it prunes (about 30,000 at 100,000 messages), half of whose cost is \`@langchain/core\`'s
   constructor.
+- **Against b5c250d** (the before/after table): the one definition of exchanges, read in every provider shape,
+  made cold compactions of very long histories slower; counting calls in place and growing pruning's trailing
+  batch from ids took back part of it. What is left is in the layout (\`addOwner\`, \`readFacts\`) and the count
+  cache's writes, whose earlier devices (typed-array lists, the id hash table, sparse counts) the devices audit
+  removed on measurements taken under a load average of 10-15.
 `;
 
 main().catch((error: unknown) => {
