@@ -6,6 +6,7 @@
  */
 import { int, randomString } from "../conversations";
 import type { Random } from "../conversations";
+import type { Fact } from "./workload";
 
 /** Two capital letters, four digits, four capitals or digits: `EC-4821-QF7Z`. */
 export const FACT_PATTERN = /\b[A-Z]{2}-\d{4}-[A-Z0-9]{4}\b/g;
@@ -27,6 +28,21 @@ export class FactIds {
     this.used.add(id);
     return id;
   }
+}
+
+/**
+ * A workload's planted facts as it plants them: `fact(prefix, source, label)`
+ * hands out a new identifier and records it in `facts`.
+ */
+export function factPlanter(random: Random): { facts: Fact[]; fact: (prefix: string, source: Fact["source"], label: string) => string } {
+  const ids = new FactIds(random);
+  const facts: Fact[] = [];
+  const fact = (prefix: string, source: Fact["source"], label: string): string => {
+    const id = ids.next(prefix);
+    facts.push({ id, source, label });
+    return id;
+  };
+  return { facts, fact };
 }
 
 /** The identifiers in `text`, in order of first appearance, each once. */

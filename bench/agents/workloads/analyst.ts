@@ -25,7 +25,7 @@
  * gave with their pastes.
  */
 import { z } from "zod/v4";
-import { FactIds } from "../facts";
+import { factPlanter } from "../facts";
 import { int, pick, prose, randomFor, seededRandom, sentence, shuffled } from "../text";
 import type { Random } from "../text";
 import { chartSpec, columnDefinition, csvText, loaderLog, resultTable, tableColumns, tableDefinition } from "../warehouse-text";
@@ -120,13 +120,7 @@ function amount(random: Random, min: number, max: number, used: Set<string>): st
 /** The analyst workload of `seed`: 9 requests and 6 questions (3 requests and 2 questions with `quick`). */
 export function analystWorkload(seed: number, options: WorkloadOptions = {}): Workload {
   const random = seededRandom(seed * 5227 + 17);
-  const ids = new FactIds(random);
-  const facts: Fact[] = [];
-  const fact = (prefix: string, source: Fact["source"], label: string) => {
-    const id = ids.next(prefix);
-    facts.push({ id, source, label });
-    return id;
-  };
+  const { facts, fact } = factPlanter(random);
   const year = pick(random, [2023, 2024]);
   const focus = pick(random, REGIONS);
   const channels = shuffled(random, CHANNELS).slice(0, int(random, 3, 4));

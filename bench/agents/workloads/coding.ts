@@ -12,7 +12,7 @@
  * named at the start.
  */
 import { z } from "zod/v4";
-import { FactIds } from "../facts";
+import { factPlanter } from "../facts";
 import {
   contentHashLine,
   editedBody,
@@ -30,7 +30,7 @@ import {
   testLog,
 } from "../text";
 import type { LoggedFailure } from "../text";
-import type { Fact, InfoView, PlanStep, ToolCallSpec, UserTurn, Workload, WorkloadOptions, World } from "../workload";
+import type { InfoView, PlanStep, ToolCallSpec, UserTurn, Workload, WorkloadOptions, World } from "../workload";
 
 const MODULES = ["billing", "checkout", "ledger", "search", "shipping", "auth", "catalog", "notify"];
 const NAMES = ["cache", "retry", "budget", "session", "invoice", "refund", "route", "policy", "quota", "cursor", "schema", "queue"];
@@ -60,13 +60,7 @@ const SYSTEM_PROMPT = [
 export function codingWorkload(seed: number, options: WorkloadOptions = {}): Workload {
   const requests = options.quick ? 2 : 6;
   const random = seededRandom(seed * 7919 + 11);
-  const ids = new FactIds(random);
-  const facts: Fact[] = [];
-  const fact = (prefix: string, source: Fact["source"], label: string) => {
-    const id = ids.next(prefix);
-    facts.push({ id, source, label });
-    return id;
-  };
+  const { facts, fact } = factPlanter(random);
 
   // The repository: 12 files of 4 to 40 KB.
   const paths: string[] = [];

@@ -11,10 +11,10 @@
  * which source backed a finding.
  */
 import { z } from "zod/v4";
-import { FactIds } from "../facts";
+import { factPlanter } from "../facts";
 import { findingLine, int, logUniform, pick, prose, randomFor, searchResults, seededRandom, sentence, shuffled, webPage } from "../text";
 import type { Finding, Random } from "../text";
-import type { Fact, InfoView, PlanStep, UserTurn, Workload, WorkloadOptions, World } from "../workload";
+import type { InfoView, PlanStep, UserTurn, Workload, WorkloadOptions, World } from "../workload";
 
 const TOPICS = [
   "heat pump adoption in cold climates",
@@ -49,13 +49,7 @@ function claim(random: Random, aspect: string): string {
 export function researchWorkload(seed: number, options: WorkloadOptions = {}): Workload {
   const topics = options.quick ? 1 : 4;
   const random = seededRandom(seed * 6007 + 3);
-  const ids = new FactIds(random);
-  const facts: Fact[] = [];
-  const fact = (prefix: string, source: Fact["source"], label: string) => {
-    const id = ids.next(prefix);
-    facts.push({ id, source, label });
-    return id;
-  };
+  const { facts, fact } = factPlanter(random);
   const sources = new Map<string, Source>(); // by info key: `search:<query>` or `page:<url>`
   const project = fact("PJ", "user", "project code");
   const reviewer = fact("RV", "user", "reviewer");

@@ -10,7 +10,7 @@
  * repeats it in a turn of its own.
  */
 import { z } from "zod/v4";
-import { FactIds } from "../facts";
+import { factPlanter } from "../facts";
 import { int, pick, prose, randomFor, randomString, seededRandom, sentence } from "../text";
 import type { Random } from "../text";
 import type { Fact, InfoView, PlanStep, ToolCallSpec, UserTurn, Workload, WorkloadOptions, World } from "../workload";
@@ -58,13 +58,7 @@ function orderRecord(random: Random, order: Order): string {
 export function supportWorkload(seed: number, options: WorkloadOptions = {}): Workload {
   const total = options.quick ? 30 : 115;
   const random = seededRandom(seed * 4391 + 5);
-  const ids = new FactIds(random);
-  const facts: Fact[] = [];
-  const fact = (prefix: string, source: Fact["source"], label: string) => {
-    const id = ids.next(prefix);
-    facts.push({ id, source, label });
-    return id;
-  };
+  const { facts, fact } = factPlanter(random);
   const name = pick(random, FIRST_NAMES);
   const account = fact("AC", "user", "account number");
   const orders: Order[] = [
