@@ -30,6 +30,7 @@ import type { Workload } from "../../bench/agents/workload";
 import { codingWorkload } from "../../bench/agents/workloads/coding";
 import { MessageTokens } from "../../bench/agents/message-tokens";
 import { providerProblem } from "../../bench/agents/validity";
+import { expectPlanFollowed } from "../support/agent-runs";
 
 jest.setTimeout(120_000);
 
@@ -121,12 +122,7 @@ describe("the scripted agent decides from what it receives", () => {
 
   test("without compaction it follows its plan: one call per step, no re-fetch, every question answered", async () => {
     const run = await runAgentWorkload(strategyOf("none"), workload, { keepRequests: true });
-    const planned = workload.turns.reduce((sum, turn) => sum + turn.steps.length, 0);
-    expect(run.result.agentCalls).toBe(planned);
-    expect(run.result.refetches).toEqual({ tool: 0, reader: 0, ask: 0 });
-    expect(run.result.questions.asked).toBe(workload.turns.filter((t) => t.question).length);
-    expect(run.result.questions.answered).toBe(run.result.questions.asked);
-    expect(run.result.questions.answerable).toBe(run.result.questions.asked);
+    expectPlanFollowed(run.result, workload);
     // Every model call is recorded: the last request holds every earlier answer of the agent, and the last answer follows it.
     const last = run.log.calls.filter((c) => c.kind === "agent").at(-1)!;
     expect(last.messages!.filter((m) => AIMessage.isInstance(m)).length + 1).toBe(run.result.agentCalls);

@@ -18,6 +18,7 @@ import type { Strategy } from "../../bench/agents/strategies";
 import type { Workload } from "../../bench/agents/workload";
 import { WORKLOAD_KEYS, workloadOf } from "../../bench/agents/workloads";
 import { analystWorkload } from "../../bench/agents/workloads/analyst";
+import { expectPlanFollowed } from "../support/agent-runs";
 
 jest.setTimeout(120_000);
 
@@ -114,12 +115,7 @@ describe("the scripted analyst decides from what it receives", () => {
 
   test("without compaction it follows its plan: one call per step, no re-fetch, every question answered", async () => {
     const run = await runAgentWorkload(strategyOf("none"), workload, { keepRequests: true });
-    const planned = workload.turns.reduce((sum, turn) => sum + turn.steps.length, 0);
-    expect(run.result.agentCalls).toBe(planned);
-    expect(run.result.refetches).toEqual({ tool: 0, reader: 0, ask: 0 });
-    expect(run.result.questions.asked).toBe(workload.turns.filter((t) => t.question).length);
-    expect(run.result.questions.answered).toBe(run.result.questions.asked);
-    expect(run.result.questions.answerable).toBe(run.result.questions.asked);
+    expectPlanFollowed(run.result, workload);
     expect(run.result.invalid).toBe(0);
     // The workload is made to be compacted: without compaction its requests outgrow the window.
     expect(run.result.peakTokens).toBeGreaterThan(2 * workload.contextWindow);
