@@ -117,6 +117,18 @@ export const DEVICES: Device[] = [
     edits: [{ file: "compactors/pipeline.ts", from: `if (typeof first.rewritesInPlace !== "function" || typeof second.compactAfterRewrites !== "function") return undefined;`, to: "return undefined;" }],
   },
   {
+    name: "calls counted in place",
+    where: "counting/text.ts",
+    plain: "every call built by `toolCallsIn` (`visitToolCallsByRule`)",
+    edits: [{ file: "counting/text.ts", from: "if (!Array.isArray(calls) || calls.length === 0 || !onlyParsedCalls(message, calls)) return visitToolCallsByRule(message, visitor);", to: "return visitToolCallsByRule(message, visitor);" }],
+  },
+  {
+    name: "trailing batch grown from ids",
+    where: "compactors/tool-result-pruning.ts",
+    plain: "the exchanges of the whole history (`trailingBatchByRule`)",
+    edits: [{ file: "compactors/tool-result-pruning.ts", from: "const batch = trailingBatch(messages);", to: "const batch = trailingBatchByRule(messages);" }],
+  },
+  {
     name: "piece memory",
     where: "counting/exact-length.ts",
     plain: "js-tiktoken's `encode` of each text",
