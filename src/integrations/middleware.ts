@@ -20,7 +20,6 @@ import type { RequestOverhead, ToolLike } from "../compactors/compactor";
 import { assertEvictionCallback, evictionsOf } from "../compactors/evictions";
 import type { EvictionCallback } from "../compactors/evictions";
 import { createOffloadReaderTool } from "../compactors/offload-reader";
-import { assertOffloadStore } from "../compactors/offload-store";
 import type { OffloadStore } from "../compactors/offload-store";
 import type { SummaryModel } from "../compactors/summarization";
 import { describeValue } from "../errors";
@@ -338,7 +337,7 @@ export function agentCompactionMiddleware(options: AgentCompactionMiddlewareOpti
   if (typeof summarization !== "object" || summarization === null || Array.isArray(summarization)) {
     throw new TypeError(`\`summarization\` must be the options of agentCompactor, got ${describeValue(summarization)}`);
   }
-  if (store !== undefined) assertOffloadStore(store);
+  // agentCompactor checks the store (its offload stage does) before anything is built.
   const compactor = agentCompactor({ ...summarization, model, ...(store === undefined ? {} : { offload: { store } }) });
   const defaultTarget = middlewareOptions.compactTo === undefined && middlewareOptions.target === undefined ? { compactTo: RECOMMENDED_AGENT_COMPACT_TO } : {};
   const middleware = compactionMiddleware({ ...defaultTarget, ...middlewareOptions, compactor });
